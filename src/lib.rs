@@ -1,0 +1,13 @@
+//! Hermes: a runtime that makes LLM agents finish real multi-step work.
+//!
+//! One agent is one Hermes loop ([`agent`]): perceive → decide → act →
+//! observe, repeated until a guard stops it. The model boundary is [`llm`],
+//! the lenient reader of model output is [`decision`], tools live in
+//! [`tools`], and every round leaves a line in the [`journal`].
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod decision;
+pub mod limits;
+pub mod llm;
+pub mod text;

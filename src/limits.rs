@@ -1,0 +1,49 @@
+//! One `Limits` value bounds every run of the Hermes loop.
+//!
+//! Defaults come from [`Limits::default`]; a role file may override some of
+//! them, and a single run (CLI flags, API) overrides again. Every guard in
+//! `agent::guard` reads its bound from here, so there is exactly one place to
+//! look when asking "why did the agent stop?".
+
+use std::time::Duration;
+
+/// Bounds and sampling settings for one agent run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Most decision rounds before the run is stopped (`max_rounds`).
+    pub max_rounds: u32,
+    /// Wall-clock budget for the whole run, enforced while waiting on the
+    /// model or a tool.
+    pub timeout: Duration,
+    /// How many recent rounds the repetition guard looks at.
+    pub repetition_window: usize,
+    /// How many identical actions inside the window stop the run.
+    pub repetition_threshold: usize,
+    /// Sampling temperature sent to the model.
+    pub temperature: f32,
+    /// `max_tokens` for each decision request.
+    pub max_tokens: u32,
+    /// Observation budget in characters before truncation.
+    pub observation_chars: usize,
+    /// Observation budget in lines before truncation.
+    pub observation_lines: usize,
+    /// How many most recent rounds are shown to the model whole; older ones
+    /// are shown as one-line summaries.
+    pub full_rounds: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_rounds: 20,
+            timeout: Duration::from_secs(300),
+            repetition_window: 5,
+            repetition_threshold: 3,
+            temperature: 0.3,
+            max_tokens: 1024,
+            observation_chars: 2000,
+            observation_lines: 50,
+            full_rounds: 6,
+        }
+    }
+}

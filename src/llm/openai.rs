@@ -1,0 +1,257 @@
+//! OpenAI-compatible chat-completions client over reqwest.
+//!
+//! Works with OpenAI, DeepSeek, Ollama (`/v1`), vLLM and llama.cpp's server.
+//! Response types are deliberately lenient (`#[serde(default)]` everywhere,
+//! unknown fields ignored, `finish_reason` optional) because real servers
+//! disagree on the details. Retries (429, 5xx, connection errors, timeouts)
+//! use `backon`'s exponential backoff.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use backon::{ExponentialBuilder, Retryable};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{ChatRequest, ChatResponse, Llm, LlmError, Usage};
+
+/// Default endpoint: Ollama's OpenAI-compatible API on this machine.
+pub const DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
+
+/// Settings for [`OpenAiClient`].
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Base URL up to and including `/v1` (the client appends `/chat/completions`).
+    pub base_url: String,
+    /// Model name sent in each request.
+    pub model: String,
+    /// Bearer token, when the server needs one.
+    pub api_key: Option<String>,
+    /// Limit for one HTTP request.
+    pub request_timeout: Duration,
+    /// Attempts per request, first try included (retries = attempts - 1).
+    pub max_attempts: usize,
+    /// First backoff delay; it doubles on each retry.
+    pub min_backoff: Duration,
+    /// Says which flags or variables set `base_url`, for error messages.
+    pub origin_hint: String,
+}
+
+impl OpenAiConfig {
+    /// A config with sane defaults for the given server and model.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            request_timeout: Duration::from_secs(120),
+            max_attempts: 3,
+            min_backoff: Duration::from_millis(500),
+            origin_hint: "The URL is set by --base-url or HERMES_BASE_URL.".into(),
+        }
+    }
+}
+
+/// A chat client for any OpenAI-compatible server.
+pub struct OpenAiClient {
+    config: OpenAiConfig,
+    url: String,
+    http: reqwest::Client,
+    /// Cleared when the server rejects `response_format`, so later requests
+    /// stop sending it.
+    json_mode: AtomicBool,
+}
+
+impl OpenAiClient {
+    /// Builds the client; fails only if the TLS backend cannot start.
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        let http = reqwest::Client::builder()
+            .timeout(config.request_timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| LlmError::Other(format!("cannot build HTTP client: {e}")))?;
+        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        Ok(Self { config, url, http, json_mode: AtomicBool::new(true) })
+    }
+
+    /// The full chat-completions URL this client posts to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn body(&self, request: &ChatRequest) -> Value {
+        let mut body = json!({
+            "model": self.config.model,
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "stream": false,
+        });
+        if request.json && self.json_mode.load(Ordering::Relaxed) {
+            body["response_format"] = json!({ "type": "json_object" });
+        }
+        body
+    }
+
+    async fn send_once(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let mut builder = self.http.post(&self.url).json(&self.body(request));
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let response = builder.send().await.map_err(|e| self.transport_error(e))?;
+        let status = response.status();
+        let text = response.text().await.map_err(|e| self.transport_error(e))?;
+        if !status.is_success() {
+            if status.as_u16() == 400 && text.contains("response_format") {
+                // Some servers reject JSON mode; the prompt already asks for JSON.
+                if self.json_mode.swap(false, Ordering::Relaxed) {
+                    tracing::warn!("server rejected response_format; retrying without JSON mode");
+                    return Box::pin(self.send_once(request)).await;
+                }
+            }
+            return Err(LlmError::Status {
+                url: self.url.clone(),
+                status: status.as_u16(),
+                body: crate::text::clip(&text, 500),
+            });
+        }
+        parse_completion(&text).map_err(|reason| LlmError::BadResponse { url: self.url.clone(), reason })
+    }
+
+    fn transport_error(&self, e: reqwest::Error) -> LlmError {
+        if e.is_timeout() {
+            return LlmError::Timeout { url: self.url.clone(), timeout: self.config.request_timeout };
+        }
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(inner) = source {
+            reason = format!("{reason}: {inner}");
+            source = inner.source();
+        }
+        LlmError::Unreachable { url: self.url.clone(), reason, hint: self.config.origin_hint.clone() }
+    }
+}
+
+#[async_trait]
+impl Llm for OpenAiClient {
+    #[tracing::instrument(name = "llm.call", skip_all, fields(model = %self.config.model))]
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.config.min_backoff)
+            .with_max_times(self.config.max_attempts.saturating_sub(1))
+            .with_jitter();
+        (|| self.send_once(request))
+            .retry(backoff)
+            .when(LlmError::is_retryable)
+            .notify(|err, delay| tracing::warn!("model request failed ({err}); retrying in {delay:?}"))
+            .await
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Completion {
+    choices: Vec<Choice>,
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Choice {
+    message: Option<WireMessage>,
+    /// Legacy completions put the text here.
+    text: Option<String>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireMessage {
+    content: Option<Value>,
+    tool_calls: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+/// Reads a chat-completion body, tolerating the variations real servers send.
+fn parse_completion(body: &str) -> Result<ChatResponse, String> {
+    let completion: Completion =
+        serde_json::from_str(body).map_err(|e| format!("{e} in {}", crate::text::clip(body, 200)))?;
+    let usage = completion
+        .usage
+        .map(|u| Usage {
+            prompt_tokens: u.prompt_tokens.unwrap_or(0),
+            completion_tokens: u.completion_tokens.unwrap_or(0),
+        })
+        .unwrap_or_default();
+    let choice = completion.choices.into_iter().next().ok_or("no choices in the answer")?;
+    let content = match choice.message {
+        Some(message) => message_text(message),
+        None => choice.text.unwrap_or_default(),
+    };
+    Ok(ChatResponse { content, usage, finish_reason: choice.finish_reason })
+}
+
+/// Text of a message: a string, an array of text parts, or native tool calls
+/// rendered as JSON so the decision parser can read them.
+fn message_text(message: WireMessage) -> String {
+    let text = match message.content {
+        Some(Value::String(s)) => s,
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str()))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    };
+    match message.tool_calls {
+        Some(calls @ Value::Array(_)) if text.trim().is_empty() => json!({ "tool_calls": calls }).to_string(),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_minimal_completion_without_finish_reason_or_usage() {
+        let r = parse_completion(r#"{"choices":[{"message":{"content":"hi"}}],"extra":1}"#).unwrap();
+        assert_eq!(r.content, "hi");
+        assert_eq!(r.usage, Usage::default());
+        assert_eq!(r.finish_reason, None);
+    }
+
+    #[test]
+    fn reads_usage_and_content_parts() {
+        let body = r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#;
+        let r = parse_completion(body).unwrap();
+        assert_eq!(r.content, "ab");
+        assert_eq!(r.usage, Usage { prompt_tokens: 7, completion_tokens: 3 });
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn native_tool_calls_become_json_text() {
+        let body = r#"{"choices":[{"message":{"content":null,"tool_calls":[{"function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]}}]}"#;
+        let r = parse_completion(body).unwrap();
+        assert!(r.content.contains("tool_calls"));
+        assert!(r.content.contains("read_file"));
+    }
+
+    #[test]
+    fn empty_choices_is_an_error_not_a_panic() {
+        assert!(parse_completion(r#"{"choices":[]}"#).is_err());
+        assert!(parse_completion("not json").is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! Small text helpers shared by the parser, the loop and the tools.
+
+/// The first `max` characters of `s` (never splitting a character), with
+/// `…` appended when something was cut.
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((idx, _)) => format!("{}…", &s[..idx]),
+        None => s.to_string(),
+    }
+}
+
+/// `s` on one line: newlines and runs of whitespace become single spaces.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_respects_char_boundaries() {
+        assert_eq!(clip("héllo", 2), "hé…");
+        assert_eq!(clip("中文字", 5), "中文字");
+    }
+
+    #[test]
+    fn one_line_collapses_whitespace() {
+        assert_eq!(one_line("a\n b\t\tc"), "a b c");
+    }
+}
