@@ -11,3 +11,4 @@ pub mod decision;
 pub mod limits;
 pub mod llm;
 pub mod text;
+pub mod tools;

@@ -1,0 +1,45 @@
+//! `write_file {path, content}`: creates or replaces a file in the workspace.
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+
+use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Workspace};
+
+/// Writes a text file inside the workspace, creating parent directories.
+pub struct WriteFile {
+    workspace: Workspace,
+}
+
+impl WriteFile {
+    /// The tool, confined to `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("write_file", "Create or overwrite a text file in the workspace with the given content.")
+            .param(ParamSpec::new("path", ParamKind::String, "file path relative to the workspace root").required())
+            .param(ParamSpec::new("content", ParamKind::String, "the full text to write").required())
+            .example(json!({"path": "summary.md", "content": "# Summary\n..."}))
+            .idempotent()
+    }
+
+    async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+        let path = self.workspace.resolve(args["path"].as_str().unwrap_or_default())?;
+        let shown = self.workspace.display(&path);
+        if path.is_dir() {
+            return Err(ToolError::new(format!("`{shown}` is a directory")));
+        }
+        let content = args["content"].as_str().unwrap_or_default();
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| ToolError::new(format!("cannot create folders for `{shown}`: {e}")))?;
+        }
+        tokio::fs::write(&path, content).await.map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
+        Ok(json!({"path": shown, "bytes": content.len()}))
+    }
+}

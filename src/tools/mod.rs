@@ -1,0 +1,34 @@
+//! Tools: what an agent can do besides thinking.
+//!
+//! A [`Tool`] is a [`ToolSpec`] plus an async `call`. The [`Toolbox`] is the
+//! registry: it renders every spec into the prompt, validates and coerces
+//! each call against the same spec, enforces the timeout, retries idempotent
+//! tools, turns panics into errors, and always answers with a
+//! [`ToolResult`] envelope.
+
+pub mod builtin;
+mod result;
+mod spec;
+mod toolbox;
+mod validate;
+mod workspace;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+pub use result::{ToolError, ToolResult, ToolStatus};
+pub use spec::{ParamKind, ParamSpec, ToolSpec, DEFAULT_TOOL_TIMEOUT};
+pub use toolbox::Toolbox;
+pub use validate::validate_args;
+pub use workspace::Workspace;
+
+/// Something the agent can call. Implement this for a custom tool and
+/// register it with [`Toolbox::register`].
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's description; rendered into the prompt and used to validate calls.
+    fn spec(&self) -> ToolSpec;
+
+    /// Runs the tool with args that already passed validation and coercion.
+    async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError>;
+}

@@ -1,0 +1,71 @@
+//! The one envelope every tool result travels in: `{status, data, error}`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Whether a tool call worked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolStatus {
+    /// The call worked; `data` holds its output.
+    Ok,
+    /// The call failed; `error` says why.
+    Error,
+}
+
+impl ToolStatus {
+    /// `"ok"` or `"error"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+        }
+    }
+}
+
+/// The result envelope the model sees after every action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// `ok` or `error`.
+    pub status: ToolStatus,
+    /// Output of a successful call (`null` on error, unless partial output exists).
+    pub data: Value,
+    /// What went wrong, for an error.
+    pub error: Option<String>,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn ok(data: impl Into<Value>) -> Self {
+        Self { status: ToolStatus::Ok, data: data.into(), error: None }
+    }
+    /// A failed result.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self { status: ToolStatus::Error, data: Value::Null, error: Some(message.into()) }
+    }
+    /// Whether the call worked.
+    pub fn is_ok(&self) -> bool {
+        self.status == ToolStatus::Ok
+    }
+}
+
+/// A tool's own failure, returned from [`crate::tools::Tool::call`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// What went wrong, written for the model.
+    pub message: String,
+    /// Whether trying again may work (only used for idempotent tools).
+    pub retryable: bool,
+}
+
+impl ToolError {
+    /// A failure that will not go away by retrying.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), retryable: false }
+    }
+    /// A failure that may go away by retrying.
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self { message: message.into(), retryable: true }
+    }
+}

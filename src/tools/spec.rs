@@ -1,0 +1,154 @@
+//! `ToolSpec`: one description of a tool that both writes the prompt and
+//! validates the model's calls, so the two can never disagree.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Default limit for one tool call.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The JSON type a parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamKind {
+    /// A JSON string.
+    String,
+    /// A whole number.
+    Integer,
+    /// Any JSON number.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+    /// A JSON array.
+    Array,
+    /// A JSON object.
+    Object,
+}
+
+impl ParamKind {
+    /// The lowercase name used in prompts and errors.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamKind::String => "string",
+            ParamKind::Integer => "integer",
+            ParamKind::Number => "number",
+            ParamKind::Boolean => "boolean",
+            ParamKind::Array => "array",
+            ParamKind::Object => "object",
+        }
+    }
+}
+
+/// One parameter of a tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParamSpec {
+    /// Argument key.
+    pub name: String,
+    /// Expected JSON type.
+    pub kind: ParamKind,
+    /// Whether the call fails without it.
+    pub required: bool,
+    /// What it means, shown to the model.
+    pub description: String,
+    /// Allowed values, when the parameter is an enumeration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed: Vec<Value>,
+}
+
+impl ParamSpec {
+    /// An optional parameter of the given kind.
+    pub fn new(name: impl Into<String>, kind: ParamKind, description: impl Into<String>) -> Self {
+        Self { name: name.into(), kind, required: false, description: description.into(), allowed: Vec::new() }
+    }
+    /// Marks the parameter as required.
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+    /// Restricts the parameter to these values.
+    pub fn one_of<I: IntoIterator<Item = V>, V: Into<Value>>(mut self, values: I) -> Self {
+        self.allowed = values.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+/// Everything the runtime knows about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// Name the model uses in `action.name`.
+    pub name: String,
+    /// What the tool does and when to use it, shown to the model.
+    pub description: String,
+    /// Parameters, in the order they are shown.
+    pub params: Vec<ParamSpec>,
+    /// Example `args` objects, shown to the model.
+    pub examples: Vec<Value>,
+    /// Limit for one call.
+    #[serde(skip)]
+    pub timeout: Duration,
+    /// Whether a failed call may be retried safely.
+    pub idempotent: bool,
+}
+
+impl ToolSpec {
+    /// A spec with no parameters, the default timeout, not idempotent.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            params: Vec::new(),
+            examples: Vec::new(),
+            timeout: DEFAULT_TOOL_TIMEOUT,
+            idempotent: false,
+        }
+    }
+    /// Adds a parameter.
+    pub fn param(mut self, param: ParamSpec) -> Self {
+        self.params.push(param);
+        self
+    }
+    /// Adds an example `args` object.
+    pub fn example(mut self, args: Value) -> Self {
+        self.examples.push(args);
+        self
+    }
+    /// Sets the per-call timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+    /// Declares that repeating a call is harmless, so failures are retried.
+    pub fn idempotent(mut self) -> Self {
+        self.idempotent = true;
+        self
+    }
+
+    /// The parameter with this name.
+    pub fn find_param(&self, name: &str) -> Option<&ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// The prompt text for this tool: name, description, parameters, examples.
+    pub fn render(&self) -> String {
+        let mut out = format!("- {}: {}\n", self.name, self.description);
+        if self.params.is_empty() {
+            out.push_str("    args: none\n");
+        }
+        for p in &self.params {
+            let need = if p.required { "required" } else { "optional" };
+            let _ = write!(out, "    {} ({}, {need})", p.name, p.kind.as_str());
+            if !p.allowed.is_empty() {
+                let values: Vec<String> = p.allowed.iter().map(Value::to_string).collect();
+                let _ = write!(out, " one of {}", values.join(", "));
+            }
+            let _ = writeln!(out, ": {}", p.description);
+        }
+        for example in &self.examples {
+            let _ = writeln!(out, "    example args: {example}");
+        }
+        out
+    }
+}

@@ -1,0 +1,218 @@
+//! The tool registry and dispatcher.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{validate_args, Tool, ToolError, ToolResult, ToolSpec};
+use crate::decision::FINISH;
+
+/// Extra attempts for idempotent tools whose failure may be transient.
+const IDEMPOTENT_RETRIES: usize = 2;
+
+struct Registered {
+    spec: ToolSpec,
+    tool: Arc<dyn Tool>,
+}
+
+/// The set of tools one agent may call, by name.
+#[derive(Default)]
+pub struct Toolbox {
+    tools: BTreeMap<String, Registered>,
+}
+
+impl Toolbox {
+    /// An empty toolbox.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool, replacing any tool of the same name (which is returned).
+    pub fn register(&mut self, tool: impl Tool) -> Option<Arc<dyn Tool>> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    /// Adds a shared tool, replacing any tool of the same name.
+    pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
+        let spec = tool.spec();
+        self.tools.insert(spec.name.clone(), Registered { spec, tool }).map(|old| old.tool)
+    }
+
+    /// Names of the registered tools, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.keys().map(String::as_str).collect()
+    }
+
+    /// Specs of the registered tools, sorted by name.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.tools.values().map(|r| &r.spec)
+    }
+
+    /// The prompt section listing every tool with its parameters.
+    pub fn render(&self) -> String {
+        self.specs().map(ToolSpec::render).collect()
+    }
+
+    /// Validates and runs one call. Never fails: every problem (unknown tool,
+    /// bad args, timeout, panic, tool error) comes back as an error envelope.
+    #[tracing::instrument(name = "tool.call", skip(self, args), fields(gen_ai.tool.name = %name))]
+    pub async fn call(&self, name: &str, args: &Value) -> ToolResult {
+        let Some(entry) = self.tools.get(name) else {
+            return ToolResult::error(self.unknown_tool(name));
+        };
+        let args = match validate_args(&entry.spec, args) {
+            Ok(args) => args,
+            Err(message) => return ToolResult::error(message),
+        };
+        let attempts = if entry.spec.idempotent { 1 + IDEMPOTENT_RETRIES } else { 1 };
+        let mut last = ToolError::new("tool was not run");
+        for attempt in 1..=attempts {
+            match run_once(entry, args.clone()).await {
+                Ok(data) => return ToolResult::ok(data),
+                Err(e) => {
+                    tracing::debug!(attempt, error = %e.message, "tool call failed");
+                    let retry = e.retryable;
+                    last = e;
+                    if !retry {
+                        break;
+                    }
+                }
+            }
+        }
+        ToolResult::error(last.message)
+    }
+
+    fn unknown_tool(&self, name: &str) -> String {
+        let mut names = self.names();
+        names.push(FINISH);
+        format!("unknown tool `{name}`; available tools: {}", names.join(", "))
+    }
+}
+
+/// One attempt in its own task, so a panic or a hang cannot take the loop with it.
+async fn run_once(entry: &Registered, args: Map<String, Value>) -> Result<Value, ToolError> {
+    let tool = Arc::clone(&entry.tool);
+    let name = entry.spec.name.clone();
+    let mut task = tokio::spawn(async move { tool.call(args).await });
+    match tokio::time::timeout(entry.spec.timeout, &mut task).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) if join.is_panic() => {
+            let payload = join.into_panic();
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(ToolError::new(format!("tool `{name}` crashed: {message}")))
+        }
+        Ok(Err(_)) => Err(ToolError::new(format!("tool `{name}` was cancelled"))),
+        Err(_) => {
+            task.abort();
+            Err(ToolError::transient(format!("tool `{name}` timed out after {:?}", entry.spec.timeout)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use async_trait::async_trait;
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::{ParamKind, ParamSpec, ToolStatus};
+
+    struct Flaky {
+        calls: Arc<AtomicUsize>,
+        idempotent: bool,
+    }
+
+    #[async_trait]
+    impl Tool for Flaky {
+        fn spec(&self) -> ToolSpec {
+            let spec = ToolSpec::new("flaky", "fails twice").param(ParamSpec::new("n", ParamKind::Integer, "n"));
+            if self.idempotent {
+                spec.idempotent()
+            } else {
+                spec
+            }
+        }
+        async fn call(&self, _args: Map<String, Value>) -> Result<Value, ToolError> {
+            if self.calls.fetch_add(1, Ordering::SeqCst) < 2 {
+                Err(ToolError::transient("busy"))
+            } else {
+                Ok(json!("finally"))
+            }
+        }
+    }
+
+    struct Panics;
+
+    #[async_trait]
+    impl Tool for Panics {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("boom", "panics")
+        }
+        async fn call(&self, _args: Map<String, Value>) -> Result<Value, ToolError> {
+            panic!("kaboom")
+        }
+    }
+
+    struct Sleeps;
+
+    #[async_trait]
+    impl Tool for Sleeps {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("sleepy", "hangs").timeout(Duration::from_millis(50))
+        }
+        async fn call(&self, _args: Map<String, Value>) -> Result<Value, ToolError> {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok(Value::Null)
+        }
+    }
+
+    #[tokio::test]
+    async fn idempotent_tools_are_retried_and_others_are_not() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut tb = Toolbox::new();
+        tb.register(Flaky { calls: calls.clone(), idempotent: true });
+        let r = tb.call("flaky", &json!({"n": "1"})).await;
+        assert_eq!(r.data, json!("finally"));
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut tb = Toolbox::new();
+        tb.register(Flaky { calls: calls.clone(), idempotent: false });
+        let r = tb.call("flaky", &json!({})).await;
+        assert_eq!(r.status, ToolStatus::Error);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn panicking_tool_becomes_error_envelope() {
+        let mut tb = Toolbox::new();
+        tb.register(Panics);
+        let r = tb.call("boom", &json!({})).await;
+        assert_eq!(r.status, ToolStatus::Error);
+        assert!(r.error.unwrap().contains("kaboom"));
+    }
+
+    #[tokio::test]
+    async fn hanging_tool_times_out() {
+        let mut tb = Toolbox::new();
+        tb.register(Sleeps);
+        let r = tb.call("sleepy", &json!({})).await;
+        assert!(r.error.unwrap().contains("timed out"));
+    }
+
+    #[tokio::test]
+    async fn unknown_tool_lists_real_tools() {
+        let mut tb = Toolbox::new();
+        tb.register(Panics);
+        let r = tb.call("nope", &json!({})).await;
+        assert_eq!(r.error.unwrap(), "unknown tool `nope`; available tools: boom, finish");
+    }
+}

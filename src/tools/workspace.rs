@@ -1,0 +1,120 @@
+//! The workspace root that file tools are confined to.
+//!
+//! A path from the model is resolved lexically against the root first (so
+//! `..` cannot climb out), then the deepest part of it that exists is
+//! canonicalised (so a symlink cannot lead out). Anything that ends outside
+//! the root is refused before any file is opened.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use super::ToolError;
+
+/// A directory that file tools may read and write inside, and nowhere else.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Opens a workspace at `root`, which must be an existing directory.
+    pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        let root = root.as_ref().canonicalize().map_err(|e| {
+            io::Error::new(e.kind(), format!("workspace {}: {e}", root.as_ref().display()))
+        })?;
+        if !root.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("workspace {} is not a directory", root.display())));
+        }
+        Ok(Self { root })
+    }
+
+    /// The canonical root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves a model-given path to an absolute path inside the workspace,
+    /// or refuses it.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+        let refuse = || ToolError::new(format!("refused: `{path}` is outside the workspace; use a path relative to the workspace root"));
+        let given = Path::new(path.trim());
+        let mut resolved = self.root.clone();
+        let relative = match given.strip_prefix(&self.root) {
+            Ok(rest) => rest,
+            Err(_) if given.is_absolute() => return Err(refuse()),
+            Err(_) => given,
+        };
+        for component in relative.components() {
+            match component {
+                Component::Normal(part) => resolved.push(part),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if resolved == self.root {
+                        return Err(refuse());
+                    }
+                    resolved.pop();
+                }
+                Component::RootDir | Component::Prefix(_) => return Err(refuse()),
+            }
+        }
+        // Follow symlinks on the part that exists; it must stay inside.
+        let mut existing = resolved.as_path();
+        while !existing.exists() {
+            match existing.parent() {
+                Some(parent) => existing = parent,
+                None => return Err(refuse()),
+            }
+        }
+        let real = existing.canonicalize().map_err(|e| ToolError::new(format!("cannot resolve `{path}`: {e}")))?;
+        if !real.starts_with(&self.root) {
+            return Err(refuse());
+        }
+        // A dangling symlink does not "exist" but would be followed on write.
+        if resolved.symlink_metadata().is_ok() && !resolved.exists() {
+            return Err(refuse());
+        }
+        Ok(real.join(resolved.strip_prefix(existing).unwrap_or(Path::new(""))))
+    }
+
+    /// `path` relative to the root, for messages.
+    pub fn display(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path).display().to_string();
+        if rel.is_empty() {
+            ".".into()
+        } else {
+            rel
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_paths_resolve_and_escapes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        assert_eq!(ws.resolve("a/b.txt").unwrap(), ws.root().join("a/b.txt"));
+        assert_eq!(ws.resolve("a/../b.txt").unwrap(), ws.root().join("b.txt"));
+        assert_eq!(ws.resolve(".").unwrap(), ws.root());
+        assert!(ws.resolve("../x").is_err());
+        assert!(ws.resolve("a/../../x").is_err());
+        assert!(ws.resolve("/etc/passwd").is_err());
+        let inside = ws.root().join("c.txt");
+        assert_eq!(ws.resolve(inside.to_str().unwrap()).unwrap(), inside);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_leading_out_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("nothing"), dir.path().join("dangling")).unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        assert!(ws.resolve("out/secret.txt").is_err());
+        assert!(ws.resolve("out").is_err());
+        assert!(ws.resolve("dangling").is_err());
+    }
+}
