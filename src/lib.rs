@@ -7,7 +7,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod decision;
+pub mod journal;
 pub mod limits;
 pub mod llm;
 pub mod text;

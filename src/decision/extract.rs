@@ -23,7 +23,11 @@ pub(super) fn clean(raw: &str) -> String {
 pub(super) fn labelled_thought(text: &str) -> Option<String> {
     let start = find_label(text, "thought:")?;
     let rest = &text[start..];
-    let end = [find_label_start(rest, "action:"), rest.find('{')].into_iter().flatten().min().unwrap_or(rest.len());
+    let end = [find_label_start(rest, "action:"), rest.find('{')]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(rest.len());
     let thought = rest[..end].trim();
     (!thought.is_empty()).then(|| thought.to_string())
 }
@@ -137,14 +141,20 @@ pub(super) fn react_text(text: &str) -> Option<Decision> {
         let result = text[start..].trim().to_string();
         return Some(Decision {
             thought,
-            action: Action { name: FINISH.into(), args: json!({ "result": result }) },
+            action: Action {
+                name: FINISH.into(),
+                args: json!({ "result": result }),
+            },
             result: Some(result),
             repaired: true,
         });
     }
     let start = find_label(text, "action:")?;
     let line = text[start..].lines().next()?.trim();
-    let name: String = line.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-').collect();
+    let name: String = line
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
     if name.is_empty() {
         return None;
     }
@@ -156,7 +166,12 @@ pub(super) fn react_text(text: &str) -> Option<Decision> {
             _ => None,
         })
         .unwrap_or_else(|| Value::Object(Map::new()));
-    Some(Decision { thought, action: Action { name, args }, result: None, repaired: true })
+    Some(Decision {
+        thought,
+        action: Action { name, args },
+        result: None,
+        repaired: true,
+    })
 }
 
 /// Byte offset just after a case-insensitive `label` that starts a line.

@@ -13,7 +13,10 @@ pub(super) const MAX_DEPTH: usize = 64;
 pub(super) fn parse_value(text: &str) -> Result<(Value, bool), DecisionError> {
     let depth = nesting_depth(text);
     if depth > MAX_DEPTH {
-        return Err(DecisionError::TooDeep { depth, limit: MAX_DEPTH });
+        return Err(DecisionError::TooDeep {
+            depth,
+            limit: MAX_DEPTH,
+        });
     }
     if let Ok(value) = serde_json::from_str::<Value>(text) {
         return Ok((value, false));
@@ -22,7 +25,10 @@ pub(super) fn parse_value(text: &str) -> Result<(Value, bool), DecisionError> {
     if let Ok(value) = serde_json::from_str::<Value>(&prepared) {
         return Ok((value, true));
     }
-    let options = llm_json::RepairOptions { ensure_ascii: false, ..Default::default() };
+    let options = llm_json::RepairOptions {
+        ensure_ascii: false,
+        ..Default::default()
+    };
     match llm_json::loads(&prepared, &options) {
         Ok(value @ (Value::Object(_) | Value::Array(_))) => Ok((value, true)),
         _ => Err(DecisionError::NoJson),
@@ -117,7 +123,10 @@ mod tests {
     fn full_width_quotes_as_delimiters_become_ascii() {
         assert_eq!(prepare("{“a”: “b”}"), "{\"a\": \"b\"}");
         // Inside an ASCII string they are content.
-        assert_eq!(prepare("{\"a\": \"he said “hi”\"}"), "{\"a\": \"he said “hi”\"}");
+        assert_eq!(
+            prepare("{\"a\": \"he said “hi”\"}"),
+            "{\"a\": \"he said “hi”\"}"
+        );
     }
 
     #[test]

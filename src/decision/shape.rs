@@ -12,14 +12,32 @@ use serde_json::{Map, Value};
 use super::{json::parse_value, Action, Decision, DecisionError, FINISH};
 
 const NAME_KEYS: &[&str] = &["name", "tool", "tool_name", "function", "action_name"];
-const ARG_KEYS: &[&str] =
-    &["args", "arg", "arguments", "params", "parameters", "input", "action_input", "tool_input"];
+const ARG_KEYS: &[&str] = &[
+    "args",
+    "arg",
+    "arguments",
+    "params",
+    "parameters",
+    "input",
+    "action_input",
+    "tool_input",
+];
 const THOUGHT_KEYS: &[&str] = &["thought", "thoughts", "reasoning", "think", "rationale"];
 const FINISH_ALIASES: &[&str] = &["finish", "final_answer", "answer", "done", "final"];
-const RESULT_KEYS: &[&str] = &["result", "answer", "final_answer", "output", "response", "text"];
+const RESULT_KEYS: &[&str] = &[
+    "result",
+    "answer",
+    "final_answer",
+    "output",
+    "response",
+    "text",
+];
 
 /// Reads a decision out of a parsed JSON value.
-pub(super) fn normalize(value: Value, label_thought: Option<&str>) -> Result<Decision, DecisionError> {
+pub(super) fn normalize(
+    value: Value,
+    label_thought: Option<&str>,
+) -> Result<Decision, DecisionError> {
     match value {
         Value::Object(obj) => from_object(obj, label_thought),
         Value::Array(items) => {
@@ -36,26 +54,44 @@ pub(super) fn normalize(value: Value, label_thought: Option<&str>) -> Result<Dec
     }
 }
 
-fn from_object(obj: Map<String, Value>, label_thought: Option<&str>) -> Result<Decision, DecisionError> {
-    let thought = first_string(&obj, THOUGHT_KEYS).or(label_thought.map(str::to_string)).unwrap_or_default();
+fn from_object(
+    obj: Map<String, Value>,
+    label_thought: Option<&str>,
+) -> Result<Decision, DecisionError> {
+    let thought = first_string(&obj, THOUGHT_KEYS)
+        .or(label_thought.map(str::to_string))
+        .unwrap_or_default();
     let (name, args) = name_and_args(&obj).ok_or_else(|| DecisionError::NoAction {
         keys: obj.keys().cloned().collect::<Vec<_>>().join(", "),
     })?;
     let name = name.trim().to_string();
     if name.is_empty() {
-        return Err(DecisionError::NoAction { keys: obj.keys().cloned().collect::<Vec<_>>().join(", ") });
+        return Err(DecisionError::NoAction {
+            keys: obj.keys().cloned().collect::<Vec<_>>().join(", "),
+        });
     }
     if is_finish_alias(&name) {
         let args = finish_args(args);
         let result = finish_result(&args, &obj, &thought);
         return Ok(Decision {
             thought,
-            action: Action { name: FINISH.into(), args },
+            action: Action {
+                name: FINISH.into(),
+                args,
+            },
             result: Some(result),
             repaired: name != FINISH,
         });
     }
-    Ok(Decision { thought, action: Action { name, args: tool_args(args) }, result: None, repaired: false })
+    Ok(Decision {
+        thought,
+        action: Action {
+            name,
+            args: tool_args(args),
+        },
+        result: None,
+        repaired: false,
+    })
 }
 
 /// Finds the action name and the raw args value, whatever the shape.
@@ -91,11 +127,16 @@ fn call_name_and_args(call: &Value) -> Option<(String, Option<Value>)> {
 }
 
 fn first_string(obj: &Map<String, Value>, keys: &[&str]) -> Option<String> {
-    keys.iter().find_map(|k| obj.get(*k).and_then(Value::as_str)).map(str::to_string)
+    keys.iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .map(str::to_string)
 }
 
 fn first_value(obj: &Map<String, Value>, keys: &[&str]) -> Option<Value> {
-    keys.iter().find_map(|k| obj.get(*k)).filter(|v| !v.is_null()).cloned()
+    keys.iter()
+        .find_map(|k| obj.get(*k))
+        .filter(|v| !v.is_null())
+        .cloned()
 }
 
 fn is_finish_alias(name: &str) -> bool {

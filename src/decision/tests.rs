@@ -17,7 +17,9 @@ fn assert_call(raw: &str, name: &str, args: serde_json::Value) {
 
 #[test]
 fn canonical_shape_parses_without_repair() {
-    let d = parsed(r#"{"thought": "look", "action": {"name": "read_file", "args": {"path": "a.txt"}}}"#);
+    let d = parsed(
+        r#"{"thought": "look", "action": {"name": "read_file", "args": {"path": "a.txt"}}}"#,
+    );
     assert_eq!(d.thought, "look");
     assert_eq!(d.action.args, json!({"path": "a.txt"}));
     assert!(!d.repaired);
@@ -30,7 +32,11 @@ fn prose_around_json_and_fences() {
         "list_dir",
         json!({"path": "."}),
     );
-    assert_call("I will do this {\"action\": {\"name\": \"x\", \"args\": {}}} done", "x", json!({}));
+    assert_call(
+        "I will do this {\"action\": {\"name\": \"x\", \"args\": {}}} done",
+        "x",
+        json!({}),
+    );
 }
 
 #[test]
@@ -41,7 +47,9 @@ fn think_blocks_with_braces_are_ignored() {
 
 #[test]
 fn thought_and_action_labels() {
-    let d = parsed("Thought: I need the file.\nAction: {\"name\": \"read_file\", \"args\": {\"path\": \"b\"}}");
+    let d = parsed(
+        "Thought: I need the file.\nAction: {\"name\": \"read_file\", \"args\": {\"path\": \"b\"}}",
+    );
     assert_eq!(d.thought, "I need the file.");
     assert_eq!(d.action.name, "read_file");
     assert_eq!(d.action.args, json!({"path": "b"}));
@@ -49,7 +57,11 @@ fn thought_and_action_labels() {
 
 #[test]
 fn react_plain_text_action_and_final_answer() {
-    assert_call("Thought: hi\nAction: read_file\nAction Input: {\"path\": \"c\"}", "read_file", json!({"path": "c"}));
+    assert_call(
+        "Thought: hi\nAction: read_file\nAction Input: {\"path\": \"c\"}",
+        "read_file",
+        json!({"path": "c"}),
+    );
     let d = parsed("Thought: done\nFinal Answer: 42 apples");
     assert!(d.is_finish());
     assert_eq!(d.result.as_deref(), Some("42 apples"));
@@ -66,9 +78,21 @@ fn hermes_tool_call_tags() {
 
 #[test]
 fn single_quotes_unquoted_keys_trailing_commas_comments() {
-    assert_call("{'thought': 'x', 'action': {'name': 'read_file', 'args': {'path': 'a'}}}", "read_file", json!({"path": "a"}));
-    assert_call("{thought: \"x\", action: {name: \"read_file\", args: {path: \"a\"}}}", "read_file", json!({"path": "a"}));
-    assert_call("{\"action\": {\"name\": \"n\", \"args\": {\"a\": 1,},},}", "n", json!({"a": 1}));
+    assert_call(
+        "{'thought': 'x', 'action': {'name': 'read_file', 'args': {'path': 'a'}}}",
+        "read_file",
+        json!({"path": "a"}),
+    );
+    assert_call(
+        "{thought: \"x\", action: {name: \"read_file\", args: {path: \"a\"}}}",
+        "read_file",
+        json!({"path": "a"}),
+    );
+    assert_call(
+        "{\"action\": {\"name\": \"n\", \"args\": {\"a\": 1,},},}",
+        "n",
+        json!({"a": 1}),
+    );
     assert_call(
         "{\n // pick a tool\n \"action\": {\"name\": \"n\", /* inline */ \"args\": {\"a\": 2}}}",
         "n",
@@ -96,7 +120,11 @@ fn raw_newlines_and_tabs_inside_strings() {
 
 #[test]
 fn full_width_quotes_and_bom() {
-    assert_call("\u{feff}{“action”: {“name”: “read_file”, “args”: {“path”: “中文.txt”}}}", "read_file", json!({"path": "中文.txt"}));
+    assert_call(
+        "\u{feff}{“action”: {“name”: “read_file”, “args”: {“path”: “中文.txt”}}}",
+        "read_file",
+        json!({"path": "中文.txt"}),
+    );
 }
 
 #[test]
@@ -110,11 +138,22 @@ fn truncated_output_is_closed() {
 
 #[test]
 fn args_aliases_and_string_args() {
-    for key in ["arg", "arguments", "params", "parameters", "input", "action_input"] {
+    for key in [
+        "arg",
+        "arguments",
+        "params",
+        "parameters",
+        "input",
+        "action_input",
+    ] {
         let raw = format!("{{\"action\": {{\"name\": \"t\", \"{key}\": {{\"k\": 1}}}}}}");
         assert_call(&raw, "t", json!({"k": 1}));
     }
-    assert_call(r#"{"action": {"name": "t", "args": "{\"k\": 2}"}}"#, "t", json!({"k": 2}));
+    assert_call(
+        r#"{"action": {"name": "t", "args": "{\"k\": 2}"}}"#,
+        "t",
+        json!({"k": 2}),
+    );
     assert_call(r#"{"action": {"name": "t"}}"#, "t", json!({}));
 }
 
@@ -129,8 +168,16 @@ fn name_aliases_and_other_frameworks_shapes() {
         "t",
         json!({"q": "x"}),
     );
-    assert_call(r#"{"thought": "r", "action": "search", "action_input": {"q": "rust"}}"#, "search", json!({"q": "rust"}));
-    assert_call(r#"{"thought": "f", "name": "t", "args": {"a": 1}}"#, "t", json!({"a": 1}));
+    assert_call(
+        r#"{"thought": "r", "action": "search", "action_input": {"q": "rust"}}"#,
+        "search",
+        json!({"q": "rust"}),
+    );
+    assert_call(
+        r#"{"thought": "f", "name": "t", "args": {"a": 1}}"#,
+        "t",
+        json!({"a": 1}),
+    );
 }
 
 #[test]
@@ -142,10 +189,22 @@ fn first_valid_of_several_objects_wins() {
 #[test]
 fn finish_aliases_and_result_locations() {
     let cases = [
-        (r#"{"action": {"name": "finish", "args": {"result": "r1"}}}"#, "r1"),
-        (r#"{"action": {"name": "final_answer", "args": {"answer": "r2"}}}"#, "r2"),
-        (r#"{"action": {"name": "answer", "args": {}}, "result": "r3"}"#, "r3"),
-        (r#"{"action": {"name": "done", "args": {"result": "r4"}}}"#, "r4"),
+        (
+            r#"{"action": {"name": "finish", "args": {"result": "r1"}}}"#,
+            "r1",
+        ),
+        (
+            r#"{"action": {"name": "final_answer", "args": {"answer": "r2"}}}"#,
+            "r2",
+        ),
+        (
+            r#"{"action": {"name": "answer", "args": {}}, "result": "r3"}"#,
+            "r3",
+        ),
+        (
+            r#"{"action": {"name": "done", "args": {"result": "r4"}}}"#,
+            "r4",
+        ),
         (r#"{"action": "Final Answer", "action_input": "r5"}"#, "r5"),
         (r#"{"thought": "t", "final_answer": "r6"}"#, "r6"),
     ];
@@ -159,10 +218,22 @@ fn finish_aliases_and_result_locations() {
 #[test]
 fn no_decision_is_an_error() {
     assert_eq!(parse_decision(""), Err(DecisionError::Empty));
-    assert_eq!(parse_decision("<think>only thinking</think>"), Err(DecisionError::Empty));
-    assert!(matches!(parse_decision("I cannot help with that."), Err(_)));
-    assert!(matches!(parse_decision(r#"{"thought": "no action"}"#), Err(DecisionError::NoAction { .. })));
-    assert!(matches!(parse_decision(r#"{"action": {"args": {}}}"#), Err(DecisionError::NoAction { .. })));
+    assert_eq!(
+        parse_decision("<think>only thinking</think>"),
+        Err(DecisionError::Empty)
+    );
+    assert_eq!(
+        parse_decision("I cannot help with that."),
+        Err(DecisionError::NoJson)
+    );
+    assert!(matches!(
+        parse_decision(r#"{"thought": "no action"}"#),
+        Err(DecisionError::NoAction { .. })
+    ));
+    assert!(matches!(
+        parse_decision(r#"{"action": {"args": {}}}"#),
+        Err(DecisionError::NoAction { .. })
+    ));
 }
 
 #[test]
@@ -175,7 +246,9 @@ fn pathological_nesting_is_refused_without_overflow() {
 
 #[test]
 fn non_ascii_survives_parsing() {
-    let d = parsed(r#"{"thought": "读取文件", "action": {"name": "read_file", "args": {"path": "笔记.txt"}}}"#);
+    let d = parsed(
+        r#"{"thought": "读取文件", "action": {"name": "read_file", "args": {"path": "笔记.txt"}}}"#,
+    );
     assert_eq!(d.thought, "读取文件");
     assert_eq!(d.action.args["path"], "笔记.txt");
 }

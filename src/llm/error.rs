@@ -47,6 +47,14 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The error without the configuration hint, for repeated log lines.
+    pub fn brief(&self) -> String {
+        match self {
+            LlmError::Unreachable { url, reason, .. } => format!("{url}: {reason}"),
+            other => other.to_string(),
+        }
+    }
+
     /// Whether retrying the same request may succeed: 429, 5xx, connection
     /// failures and timeouts.
     pub fn is_retryable(&self) -> bool {

@@ -72,7 +72,12 @@ impl OpenAiClient {
             .build()
             .map_err(|e| LlmError::Other(format!("cannot build HTTP client: {e}")))?;
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        Ok(Self { config, url, http, json_mode: AtomicBool::new(true) })
+        Ok(Self {
+            config,
+            url,
+            http,
+            json_mode: AtomicBool::new(true),
+        })
     }
 
     /// The full chat-completions URL this client posts to.
@@ -116,20 +121,31 @@ impl OpenAiClient {
                 body: crate::text::clip(&text, 500),
             });
         }
-        parse_completion(&text).map_err(|reason| LlmError::BadResponse { url: self.url.clone(), reason })
+        parse_completion(&text).map_err(|reason| LlmError::BadResponse {
+            url: self.url.clone(),
+            reason,
+        })
     }
 
     fn transport_error(&self, e: reqwest::Error) -> LlmError {
         if e.is_timeout() {
-            return LlmError::Timeout { url: self.url.clone(), timeout: self.config.request_timeout };
+            return LlmError::Timeout {
+                url: self.url.clone(),
+                timeout: self.config.request_timeout,
+            };
         }
+        // The innermost cause ("Connection refused (os error 111)") is the useful part.
         let mut reason = e.to_string();
         let mut source = std::error::Error::source(&e);
         while let Some(inner) = source {
-            reason = format!("{reason}: {inner}");
+            reason = inner.to_string();
             source = inner.source();
         }
-        LlmError::Unreachable { url: self.url.clone(), reason, hint: self.config.origin_hint.clone() }
+        LlmError::Unreachable {
+            url: self.url.clone(),
+            reason,
+            hint: self.config.origin_hint.clone(),
+        }
     }
 }
 
@@ -144,7 +160,9 @@ impl Llm for OpenAiClient {
         (|| self.send_once(request))
             .retry(backoff)
             .when(LlmError::is_retryable)
-            .notify(|err, delay| tracing::warn!("model request failed ({err}); retrying in {delay:?}"))
+            .notify(|err, delay| {
+                tracing::warn!("model request failed ({err}); retrying in {delay:?}")
+            })
             .await
     }
 
@@ -185,8 +203,8 @@ struct WireUsage {
 
 /// Reads a chat-completion body, tolerating the variations real servers send.
 fn parse_completion(body: &str) -> Result<ChatResponse, String> {
-    let completion: Completion =
-        serde_json::from_str(body).map_err(|e| format!("{e} in {}", crate::text::clip(body, 200)))?;
+    let completion: Completion = serde_json::from_str(body)
+        .map_err(|e| format!("{e} in {}", crate::text::clip(body, 200)))?;
     let usage = completion
         .usage
         .map(|u| Usage {
@@ -194,12 +212,20 @@ fn parse_completion(body: &str) -> Result<ChatResponse, String> {
             completion_tokens: u.completion_tokens.unwrap_or(0),
         })
         .unwrap_or_default();
-    let choice = completion.choices.into_iter().next().ok_or("no choices in the answer")?;
+    let choice = completion
+        .choices
+        .into_iter()
+        .next()
+        .ok_or("no choices in the answer")?;
     let content = match choice.message {
         Some(message) => message_text(message),
         None => choice.text.unwrap_or_default(),
     };
-    Ok(ChatResponse { content, usage, finish_reason: choice.finish_reason })
+    Ok(ChatResponse {
+        content,
+        usage,
+        finish_reason: choice.finish_reason,
+    })
 }
 
 /// Text of a message: a string, an array of text parts, or native tool calls
@@ -215,7 +241,9 @@ fn message_text(message: WireMessage) -> String {
         _ => String::new(),
     };
     match message.tool_calls {
-        Some(calls @ Value::Array(_)) if text.trim().is_empty() => json!({ "tool_calls": calls }).to_string(),
+        Some(calls @ Value::Array(_)) if text.trim().is_empty() => {
+            json!({ "tool_calls": calls }).to_string()
+        }
         _ => text,
     }
 }
@@ -226,7 +254,8 @@ mod tests {
 
     #[test]
     fn parses_minimal_completion_without_finish_reason_or_usage() {
-        let r = parse_completion(r#"{"choices":[{"message":{"content":"hi"}}],"extra":1}"#).unwrap();
+        let r =
+            parse_completion(r#"{"choices":[{"message":{"content":"hi"}}],"extra":1}"#).unwrap();
         assert_eq!(r.content, "hi");
         assert_eq!(r.usage, Usage::default());
         assert_eq!(r.finish_reason, None);
@@ -237,7 +266,13 @@ mod tests {
         let body = r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#;
         let r = parse_completion(body).unwrap();
         assert_eq!(r.content, "ab");
-        assert_eq!(r.usage, Usage { prompt_tokens: 7, completion_tokens: 3 });
+        assert_eq!(
+            r.usage,
+            Usage {
+                prompt_tokens: 7,
+                completion_tokens: 3
+            }
+        );
         assert_eq!(r.finish_reason.as_deref(), Some("stop"));
     }
 

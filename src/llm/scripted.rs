@@ -43,12 +43,21 @@ impl Llm for ScriptedLlm {
             seen.push(request.clone());
         }
         let next = self.answers.lock().ok().and_then(|mut a| a.pop_front());
-        let content = next.ok_or_else(|| LlmError::Other("scripted model has no answers left".into()))?;
+        let content =
+            next.ok_or_else(|| LlmError::Other("scripted model has no answers left".into()))?;
         let usage = Usage {
-            prompt_tokens: request.messages.iter().map(|m| m.content.len() as u64 / 4).sum(),
+            prompt_tokens: request
+                .messages
+                .iter()
+                .map(|m| m.content.len() as u64 / 4)
+                .sum(),
             completion_tokens: content.len() as u64 / 4,
         };
-        Ok(ChatResponse { content, usage, finish_reason: Some("stop".into()) })
+        Ok(ChatResponse {
+            content,
+            usage,
+            finish_reason: Some("stop".into()),
+        })
     }
 
     fn model(&self) -> &str {

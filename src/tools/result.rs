@@ -37,11 +37,19 @@ pub struct ToolResult {
 impl ToolResult {
     /// A successful result.
     pub fn ok(data: impl Into<Value>) -> Self {
-        Self { status: ToolStatus::Ok, data: data.into(), error: None }
+        Self {
+            status: ToolStatus::Ok,
+            data: data.into(),
+            error: None,
+        }
     }
     /// A failed result.
     pub fn error(message: impl Into<String>) -> Self {
-        Self { status: ToolStatus::Error, data: Value::Null, error: Some(message.into()) }
+        Self {
+            status: ToolStatus::Error,
+            data: Value::Null,
+            error: Some(message.into()),
+        }
     }
     /// Whether the call worked.
     pub fn is_ok(&self) -> bool {
@@ -62,10 +70,16 @@ pub struct ToolError {
 impl ToolError {
     /// A failure that will not go away by retrying.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), retryable: false }
+        Self {
+            message: message.into(),
+            retryable: false,
+        }
     }
     /// A failure that may go away by retrying.
     pub fn transient(message: impl Into<String>) -> Self {
-        Self { message: message.into(), retryable: true }
+        Self {
+            message: message.into(),
+            retryable: true,
+        }
     }
 }

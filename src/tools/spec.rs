@@ -61,7 +61,13 @@ pub struct ParamSpec {
 impl ParamSpec {
     /// An optional parameter of the given kind.
     pub fn new(name: impl Into<String>, kind: ParamKind, description: impl Into<String>) -> Self {
-        Self { name: name.into(), kind, required: false, description: description.into(), allowed: Vec::new() }
+        Self {
+            name: name.into(),
+            kind,
+            required: false,
+            description: description.into(),
+            allowed: Vec::new(),
+        }
     }
     /// Marks the parameter as required.
     pub fn required(mut self) -> Self {

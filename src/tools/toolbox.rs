@@ -36,7 +36,9 @@ impl Toolbox {
     /// Adds a shared tool, replacing any tool of the same name.
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
         let spec = tool.spec();
-        self.tools.insert(spec.name.clone(), Registered { spec, tool }).map(|old| old.tool)
+        self.tools
+            .insert(spec.name.clone(), Registered { spec, tool })
+            .map(|old| old.tool)
     }
 
     /// Names of the registered tools, sorted.
@@ -65,7 +67,11 @@ impl Toolbox {
             Ok(args) => args,
             Err(message) => return ToolResult::error(message),
         };
-        let attempts = if entry.spec.idempotent { 1 + IDEMPOTENT_RETRIES } else { 1 };
+        let attempts = if entry.spec.idempotent {
+            1 + IDEMPOTENT_RETRIES
+        } else {
+            1
+        };
         let mut last = ToolError::new("tool was not run");
         for attempt in 1..=attempts {
             match run_once(entry, args.clone()).await {
@@ -86,7 +92,10 @@ impl Toolbox {
     fn unknown_tool(&self, name: &str) -> String {
         let mut names = self.names();
         names.push(FINISH);
-        format!("unknown tool `{name}`; available tools: {}", names.join(", "))
+        format!(
+            "unknown tool `{name}`; available tools: {}",
+            names.join(", ")
+        )
     }
 }
 
@@ -109,7 +118,10 @@ async fn run_once(entry: &Registered, args: Map<String, Value>) -> Result<Value,
         Ok(Err(_)) => Err(ToolError::new(format!("tool `{name}` was cancelled"))),
         Err(_) => {
             task.abort();
-            Err(ToolError::transient(format!("tool `{name}` timed out after {:?}", entry.spec.timeout)))
+            Err(ToolError::transient(format!(
+                "tool `{name}` timed out after {:?}",
+                entry.spec.timeout
+            )))
         }
     }
 }
@@ -133,7 +145,11 @@ mod tests {
     #[async_trait]
     impl Tool for Flaky {
         fn spec(&self) -> ToolSpec {
-            let spec = ToolSpec::new("flaky", "fails twice").param(ParamSpec::new("n", ParamKind::Integer, "n"));
+            let spec = ToolSpec::new("flaky", "fails twice").param(ParamSpec::new(
+                "n",
+                ParamKind::Integer,
+                "n",
+            ));
             if self.idempotent {
                 spec.idempotent()
             } else {
@@ -178,14 +194,20 @@ mod tests {
     async fn idempotent_tools_are_retried_and_others_are_not() {
         let calls = Arc::new(AtomicUsize::new(0));
         let mut tb = Toolbox::new();
-        tb.register(Flaky { calls: calls.clone(), idempotent: true });
+        tb.register(Flaky {
+            calls: calls.clone(),
+            idempotent: true,
+        });
         let r = tb.call("flaky", &json!({"n": "1"})).await;
         assert_eq!(r.data, json!("finally"));
         assert_eq!(calls.load(Ordering::SeqCst), 3);
 
         let calls = Arc::new(AtomicUsize::new(0));
         let mut tb = Toolbox::new();
-        tb.register(Flaky { calls: calls.clone(), idempotent: false });
+        tb.register(Flaky {
+            calls: calls.clone(),
+            idempotent: false,
+        });
         let r = tb.call("flaky", &json!({})).await;
         assert_eq!(r.status, ToolStatus::Error);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -213,6 +235,9 @@ mod tests {
         let mut tb = Toolbox::new();
         tb.register(Panics);
         let r = tb.call("nope", &json!({})).await;
-        assert_eq!(r.error.unwrap(), "unknown tool `nope`; available tools: boom, finish");
+        assert_eq!(
+            r.error.unwrap(),
+            "unknown tool `nope`; available tools: boom, finish"
+        );
     }
 }

@@ -15,7 +15,12 @@ pub fn validate_args(spec: &ToolSpec, args: &Value) -> Result<Map<String, Value>
     let given = match args {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
-        other => return Err(format!("args for `{}` must be a JSON object, got {other}", spec.name)),
+        other => {
+            return Err(format!(
+                "args for `{}` must be a JSON object, got {other}",
+                spec.name
+            ))
+        }
     };
     let mut problems = Vec::new();
     let mut out = Map::new();
@@ -34,8 +39,15 @@ pub fn validate_args(spec: &ToolSpec, args: &Value) -> Result<Map<String, Value>
             Err(problem) => problems.push(problem),
         }
     }
-    for param in spec.params.iter().filter(|p| p.required && !out.contains_key(&p.name)) {
-        if !problems.iter().any(|p| p.contains(&format!("`{}`", param.name))) {
+    for param in spec
+        .params
+        .iter()
+        .filter(|p| p.required && !out.contains_key(&p.name))
+    {
+        if !problems
+            .iter()
+            .any(|p| p.contains(&format!("`{}`", param.name)))
+        {
             problems.push(format!(
                 "missing required parameter `{}` ({}): {}",
                 param.name,
@@ -47,7 +59,11 @@ pub fn validate_args(spec: &ToolSpec, args: &Value) -> Result<Map<String, Value>
     if problems.is_empty() {
         Ok(out)
     } else {
-        Err(format!("invalid args for `{}`: {}", spec.name, problems.join("; ")))
+        Err(format!(
+            "invalid args for `{}`: {}",
+            spec.name,
+            problems.join("; ")
+        ))
     }
 }
 
@@ -60,17 +76,31 @@ fn unknown_param(spec: &ToolSpec, key: &str) -> String {
         .filter(|(score, _)| *score > 0.7);
     match closest {
         Some((_, name)) => format!("unknown parameter `{key}`; did you mean `{name}`?"),
-        None if valid.is_empty() => format!("unknown parameter `{key}`; this tool takes no parameters"),
-        None => format!("unknown parameter `{key}`; valid parameters: {}", valid.join(", ")),
+        None if valid.is_empty() => {
+            format!("unknown parameter `{key}`; this tool takes no parameters")
+        }
+        None => format!(
+            "unknown parameter `{key}`; valid parameters: {}",
+            valid.join(", ")
+        ),
     }
 }
 
 /// Converts `value` to the parameter's kind where that is unambiguous.
 fn coerce(param: &ParamSpec, value: Value) -> Result<Value, String> {
-    let wrong = |v: &Value| format!("parameter `{}` must be {}, got {}", param.name, param.kind.as_str(), crate::text::clip(&v.to_string(), 60));
+    let wrong = |v: &Value| {
+        format!(
+            "parameter `{}` must be {}, got {}",
+            param.name,
+            param.kind.as_str(),
+            crate::text::clip(&v.to_string(), 60)
+        )
+    };
     let coerced = match (param.kind, value) {
         (ParamKind::String, Value::String(s)) => Value::String(s),
-        (ParamKind::String, v @ (Value::Number(_) | Value::Bool(_))) => Value::String(v.to_string()),
+        (ParamKind::String, v @ (Value::Number(_) | Value::Bool(_))) => {
+            Value::String(v.to_string())
+        }
         (ParamKind::String, v @ (Value::Array(_) | Value::Object(_))) => {
             // Structured content where text was expected (e.g. JSON file content).
             Value::String(serde_json::to_string_pretty(&v).unwrap_or_default())
@@ -84,7 +114,12 @@ fn coerce(param: &ParamSpec, value: Value) -> Result<Value, String> {
             Err(_) => return Err(wrong(&Value::String(s))),
         },
         (ParamKind::Number, Value::Number(n)) => Value::Number(n),
-        (ParamKind::Number, Value::String(s)) => match s.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+        (ParamKind::Number, Value::String(s)) => match s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+        {
             Some(n) => Value::Number(n),
             None => return Err(wrong(&Value::String(s))),
         },
@@ -94,7 +129,9 @@ fn coerce(param: &ParamSpec, value: Value) -> Result<Value, String> {
             "false" | "no" | "n" | "0" | "off" => Value::Bool(false),
             _ => return Err(wrong(&Value::String(s))),
         },
-        (ParamKind::Boolean, Value::Number(n)) if n.as_i64() == Some(0) || n.as_i64() == Some(1) => {
+        (ParamKind::Boolean, Value::Number(n))
+            if n.as_i64() == Some(0) || n.as_i64() == Some(1) =>
+        {
             Value::Bool(n.as_i64() == Some(1))
         }
         (ParamKind::Array, Value::Array(a)) => Value::Array(a),
@@ -102,7 +139,9 @@ fn coerce(param: &ParamSpec, value: Value) -> Result<Value, String> {
             Ok(Value::Array(a)) => Value::Array(a),
             _ => Value::Array(vec![Value::String(s)]),
         },
-        (ParamKind::Array, v @ (Value::Number(_) | Value::Bool(_) | Value::Object(_))) => Value::Array(vec![v]),
+        (ParamKind::Array, v @ (Value::Number(_) | Value::Bool(_) | Value::Object(_))) => {
+            Value::Array(vec![v])
+        }
         (ParamKind::Object, Value::Object(o)) => Value::Object(o),
         (ParamKind::Object, Value::String(s)) => match serde_json::from_str::<Value>(&s) {
             Ok(Value::Object(o)) => Value::Object(o),
@@ -112,13 +151,18 @@ fn coerce(param: &ParamSpec, value: Value) -> Result<Value, String> {
     };
     if !param.allowed.is_empty() && !param.allowed.contains(&coerced) {
         let allowed: Vec<String> = param.allowed.iter().map(Value::to_string).collect();
-        return Err(format!("parameter `{}` must be one of {}, got {coerced}", param.name, allowed.join(", ")));
+        return Err(format!(
+            "parameter `{}` must be one of {}, got {coerced}",
+            param.name,
+            allowed.join(", ")
+        ));
     }
     Ok(coerced)
 }
 
 fn whole(f: Option<f64>) -> Option<i64> {
-    f.filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64)
+    f.filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+        .map(|f| f as i64)
 }
 
 #[cfg(test)]
@@ -161,15 +205,26 @@ mod tests {
     #[test]
     fn unknown_param_suggests_closest_name() {
         let err = validate_args(&spec(), &json!({"path": "a", "cuont": 2})).unwrap_err();
-        assert!(err.contains("unknown parameter `cuont`; did you mean `count`?"), "{err}");
+        assert!(
+            err.contains("unknown parameter `cuont`; did you mean `count`?"),
+            "{err}"
+        );
         let err = validate_args(&spec(), &json!({"path": "a", "zzzzzz": 2})).unwrap_err();
         assert!(err.contains("valid parameters: path, count"), "{err}");
     }
 
     #[test]
     fn wrong_types_and_enum_values_are_errors() {
-        assert!(validate_args(&spec(), &json!({"path": "a", "count": "many"})).unwrap_err().contains("must be integer"));
-        assert!(validate_args(&spec(), &json!({"path": "a", "mode": "medium"})).unwrap_err().contains("one of"));
+        assert!(
+            validate_args(&spec(), &json!({"path": "a", "count": "many"}))
+                .unwrap_err()
+                .contains("must be integer")
+        );
+        assert!(
+            validate_args(&spec(), &json!({"path": "a", "mode": "medium"}))
+                .unwrap_err()
+                .contains("one of")
+        );
         assert!(validate_args(&spec(), &json!({"path": "a", "force": "perhaps"})).is_err());
     }
 

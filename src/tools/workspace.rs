@@ -20,10 +20,16 @@ impl Workspace {
     /// Opens a workspace at `root`, which must be an existing directory.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         let root = root.as_ref().canonicalize().map_err(|e| {
-            io::Error::new(e.kind(), format!("workspace {}: {e}", root.as_ref().display()))
+            io::Error::new(
+                e.kind(),
+                format!("workspace {}: {e}", root.as_ref().display()),
+            )
         })?;
         if !root.is_dir() {
-            return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("workspace {} is not a directory", root.display())));
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("workspace {} is not a directory", root.display()),
+            ));
         }
         Ok(Self { root })
     }
@@ -36,7 +42,9 @@ impl Workspace {
     /// Resolves a model-given path to an absolute path inside the workspace,
     /// or refuses it.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
-        let refuse = || ToolError::new(format!("refused: `{path}` is outside the workspace; use a path relative to the workspace root"));
+        let refuse = || {
+            ToolError::new(format!("refused: `{path}` is outside the workspace; use a path relative to the workspace root"))
+        };
         let given = Path::new(path.trim());
         let mut resolved = self.root.clone();
         let relative = match given.strip_prefix(&self.root) {
@@ -65,7 +73,9 @@ impl Workspace {
                 None => return Err(refuse()),
             }
         }
-        let real = existing.canonicalize().map_err(|e| ToolError::new(format!("cannot resolve `{path}`: {e}")))?;
+        let real = existing
+            .canonicalize()
+            .map_err(|e| ToolError::new(format!("cannot resolve `{path}`: {e}")))?;
         if !real.starts_with(&self.root) {
             return Err(refuse());
         }
@@ -73,12 +83,20 @@ impl Workspace {
         if resolved.symlink_metadata().is_ok() && !resolved.exists() {
             return Err(refuse());
         }
-        Ok(real.join(resolved.strip_prefix(existing).unwrap_or(Path::new(""))))
+        // `join("")` would add a trailing slash, so join only a real remainder.
+        match resolved.strip_prefix(existing) {
+            Ok(rest) if !rest.as_os_str().is_empty() => Ok(real.join(rest)),
+            _ => Ok(real),
+        }
     }
 
     /// `path` relative to the root, for messages.
     pub fn display(&self, path: &Path) -> String {
-        let rel = path.strip_prefix(&self.root).unwrap_or(path).display().to_string();
+        let rel = path
+            .strip_prefix(&self.root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         if rel.is_empty() {
             ".".into()
         } else {
@@ -96,6 +114,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         assert_eq!(ws.resolve("a/b.txt").unwrap(), ws.root().join("a/b.txt"));
+        std::fs::write(ws.root().join("f.txt"), "x").unwrap();
+        assert_eq!(
+            ws.resolve("f.txt").unwrap().to_str(),
+            ws.root().join("f.txt").to_str()
+        );
         assert_eq!(ws.resolve("a/../b.txt").unwrap(), ws.root().join("b.txt"));
         assert_eq!(ws.resolve(".").unwrap(), ws.root());
         assert!(ws.resolve("../x").is_err());
@@ -111,7 +134,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("nothing"), dir.path().join("dangling")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("nothing"), dir.path().join("dangling"))
+            .unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         assert!(ws.resolve("out/secret.txt").is_err());
         assert!(ws.resolve("out").is_err());

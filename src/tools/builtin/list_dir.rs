@@ -23,19 +23,33 @@ impl ListDir {
 #[async_trait]
 impl Tool for ListDir {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("list_dir", "List the files and folders in a workspace directory.")
-            .param(ParamSpec::new("path", ParamKind::String, "directory relative to the workspace root; \".\" is the root"))
-            .example(json!({"path": "."}))
-            .idempotent()
+        ToolSpec::new(
+            "list_dir",
+            "List the files and folders in a workspace directory.",
+        )
+        .param(ParamSpec::new(
+            "path",
+            ParamKind::String,
+            "directory relative to the workspace root; \".\" is the root",
+        ))
+        .example(json!({"path": "."}))
+        .idempotent()
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let path = self.workspace.resolve(args.get("path").and_then(Value::as_str).unwrap_or("."))?;
+        let path = self
+            .workspace
+            .resolve(args.get("path").and_then(Value::as_str).unwrap_or("."))?;
         let shown = self.workspace.display(&path);
-        let mut reader =
-            tokio::fs::read_dir(&path).await.map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))?;
+        let mut reader = tokio::fs::read_dir(&path)
+            .await
+            .map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))?;
         let mut entries = Vec::new();
-        while let Some(entry) = reader.next_entry().await.map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))? {
+        while let Some(entry) = reader
+            .next_entry()
+            .await
+            .map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))?
+        {
             let name = entry.file_name().to_string_lossy().into_owned();
             let meta = entry.metadata().await.ok();
             entries.push(match meta {

@@ -25,19 +25,35 @@ impl ReadFile {
 #[async_trait]
 impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("read_file", "Read a text file in the workspace and return its content.")
-            .param(ParamSpec::new("path", ParamKind::String, "file path relative to the workspace root").required())
-            .example(json!({"path": "notes.txt"}))
-            .idempotent()
+        ToolSpec::new(
+            "read_file",
+            "Read a text file in the workspace and return its content.",
+        )
+        .param(
+            ParamSpec::new(
+                "path",
+                ParamKind::String,
+                "file path relative to the workspace root",
+            )
+            .required(),
+        )
+        .example(json!({"path": "notes.txt"}))
+        .idempotent()
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let path = self.workspace.resolve(args["path"].as_str().unwrap_or_default())?;
+        let path = self
+            .workspace
+            .resolve(args["path"].as_str().unwrap_or_default())?;
         let shown = self.workspace.display(&path);
         if path.is_dir() {
-            return Err(ToolError::new(format!("`{shown}` is a directory; use list_dir")));
+            return Err(ToolError::new(format!(
+                "`{shown}` is a directory; use list_dir"
+            )));
         }
-        let file = tokio::fs::File::open(&path).await.map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+        let file = tokio::fs::File::open(&path)
+            .await
+            .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
         let size = file.metadata().await.map(|m| m.len()).unwrap_or(0);
         let mut bytes = Vec::new();
         file.take(MAX_READ_BYTES)
@@ -46,7 +62,9 @@ impl Tool for ReadFile {
             .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
         if size > MAX_READ_BYTES {
-            text.push_str(&format!("\n[file is {size} bytes; read the first {MAX_READ_BYTES}]"));
+            text.push_str(&format!(
+                "\n[file is {size} bytes; read the first {MAX_READ_BYTES}]"
+            ));
         }
         Ok(Value::String(text))
     }

@@ -20,15 +20,27 @@ impl WriteFile {
 #[async_trait]
 impl Tool for WriteFile {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("write_file", "Create or overwrite a text file in the workspace with the given content.")
-            .param(ParamSpec::new("path", ParamKind::String, "file path relative to the workspace root").required())
-            .param(ParamSpec::new("content", ParamKind::String, "the full text to write").required())
-            .example(json!({"path": "summary.md", "content": "# Summary\n..."}))
-            .idempotent()
+        ToolSpec::new(
+            "write_file",
+            "Create or overwrite a text file in the workspace with the given content.",
+        )
+        .param(
+            ParamSpec::new(
+                "path",
+                ParamKind::String,
+                "file path relative to the workspace root",
+            )
+            .required(),
+        )
+        .param(ParamSpec::new("content", ParamKind::String, "the full text to write").required())
+        .example(json!({"path": "summary.md", "content": "# Summary\n..."}))
+        .idempotent()
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let path = self.workspace.resolve(args["path"].as_str().unwrap_or_default())?;
+        let path = self
+            .workspace
+            .resolve(args["path"].as_str().unwrap_or_default())?;
         let shown = self.workspace.display(&path);
         if path.is_dir() {
             return Err(ToolError::new(format!("`{shown}` is a directory")));
@@ -39,7 +51,9 @@ impl Tool for WriteFile {
                 .await
                 .map_err(|e| ToolError::new(format!("cannot create folders for `{shown}`: {e}")))?;
         }
-        tokio::fs::write(&path, content).await.map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
+        tokio::fs::write(&path, content)
+            .await
+            .map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
         Ok(json!({"path": shown, "bytes": content.len()}))
     }
 }

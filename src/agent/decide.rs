@@ -1,0 +1,98 @@
+//! **Decide**: ask the model for the next step and read its answer.
+//!
+//! The reply goes through the lenient parser. If nothing can be read, the
+//! model is asked exactly once more, told what was wrong and shown the
+//! expected shape. If the second reply cannot be read either, the round's
+//! observation becomes a parse error that quotes the bad output and shows
+//! the shape again, and the loop goes on: the repetition guard stops a
+//! model that never produces a decision.
+
+use std::time::{Duration, Instant};
+
+use crate::decision::{parse_decision, Decision, DecisionError, EXPECTED_SHAPE};
+use crate::limits::Limits;
+use crate::llm::{ChatMessage, ChatRequest, Llm, LlmError, Usage};
+use crate::text::clip;
+
+/// How much of an unreadable reply is quoted back to the model.
+const QUOTED_REPLY_CHARS: usize = 400;
+
+/// A reply that could not be read as a decision, even after one regeneration.
+#[derive(Debug, Clone)]
+pub struct ParseFailure {
+    /// The second unreadable reply.
+    pub raw: String,
+    /// Why it could not be read.
+    pub error: DecisionError,
+}
+
+impl ParseFailure {
+    /// The error observation shown to the model.
+    pub fn observation(&self) -> String {
+        format!(
+            "could not read your reply as a decision ({}). Your reply was: «{}». Reply with exactly one JSON object: {EXPECTED_SHAPE}",
+            self.error,
+            clip(&self.raw, QUOTED_REPLY_CHARS)
+        )
+    }
+}
+
+/// What one decide phase produced.
+#[derive(Debug)]
+pub struct Decided {
+    /// The decision, or why none could be read.
+    pub decision: Result<Decision, ParseFailure>,
+    /// Tokens of both calls, when there were two.
+    pub usage: Usage,
+    /// Whether the reply was regenerated once.
+    pub regenerated: bool,
+    /// Time spent waiting on the model.
+    pub llm_time: Duration,
+}
+
+/// Asks `llm` for a decision, regenerating once on an unreadable reply.
+pub async fn decide(
+    llm: &dyn Llm,
+    messages: Vec<ChatMessage>,
+    limits: &Limits,
+) -> Result<Decided, LlmError> {
+    let started = Instant::now();
+    let mut request = ChatRequest {
+        messages,
+        temperature: limits.temperature,
+        max_tokens: limits.max_tokens,
+        json: true,
+    };
+    let first = llm.chat(&request).await?;
+    let mut usage = first.usage;
+    let error = match parse_decision(&first.content) {
+        Ok(decision) => {
+            return Ok(Decided {
+                decision: Ok(decision),
+                usage,
+                regenerated: false,
+                llm_time: started.elapsed(),
+            });
+        }
+        Err(error) => error,
+    };
+    tracing::debug!(%error, "unreadable reply; regenerating once");
+    request
+        .messages
+        .push(ChatMessage::assistant(clip(&first.content, 2000)));
+    request.messages.push(ChatMessage::user(format!(
+        "Your reply could not be read as a decision: {error}. Reply again with exactly one JSON object and nothing else, in this shape: {EXPECTED_SHAPE}"
+    )));
+    let second = llm.chat(&request).await?;
+    usage += second.usage;
+    let decision = parse_decision(&second.content).map_err(|error| ParseFailure {
+        raw: second.content,
+        error,
+    });
+    Ok(Decided {
+        decision,
+        usage,
+        regenerated: true,
+        llm_time: started.elapsed(),
+    })
+}

@@ -1,0 +1,138 @@
+//! **Guard**: decide whether the loop may run another round.
+//!
+//! Four things stop a run: the model calls `finish`; the round budget is
+//! spent; the same action (name plus canonical args hash) shows up in 3 of
+//! the last 5 rounds — a round with no readable decision counts as one and
+//! the same action, so a model that cannot produce JSON is stopped early;
+//! and the wall clock, which the loop enforces around every model and tool
+//! call (see `agent::run`).
+
+use serde::Serialize;
+
+use crate::journal::JournalEntry;
+use crate::limits::Limits;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopStatus {
+    /// The model called `finish`.
+    Finished,
+    /// The round budget ran out.
+    MaxRounds,
+    /// The model kept repeating the same action.
+    Repetition,
+    /// The wall-clock budget ran out.
+    Timeout,
+    /// The run could not go on (the model was unreachable, for example).
+    Error,
+}
+
+impl StopStatus {
+    /// The CLI exit code: 0 finished, 3 stopped by a guard, 1 error.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            StopStatus::Finished => 0,
+            StopStatus::MaxRounds | StopStatus::Repetition | StopStatus::Timeout => 3,
+            StopStatus::Error => 1,
+        }
+    }
+
+    /// The snake_case name used in JSON and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopStatus::Finished => "finished",
+            StopStatus::MaxRounds => "max_rounds",
+            StopStatus::Repetition => "repetition",
+            StopStatus::Timeout => "timeout",
+            StopStatus::Error => "error",
+        }
+    }
+}
+
+/// Checks the round-count and repetition guards after a round was recorded.
+pub fn check(entries: &[JournalEntry], limits: &Limits) -> Option<StopStatus> {
+    if is_repeating(entries, limits) {
+        return Some(StopStatus::Repetition);
+    }
+    if entries.len() as u32 >= limits.max_rounds {
+        return Some(StopStatus::MaxRounds);
+    }
+    None
+}
+
+/// Whether the latest action occurs `repetition_threshold` times within the
+/// last `repetition_window` rounds.
+fn is_repeating(entries: &[JournalEntry], limits: &Limits) -> bool {
+    let Some(last) = entries.last() else {
+        return false;
+    };
+    let window = &entries[entries.len().saturating_sub(limits.repetition_window)..];
+    let same = window
+        .iter()
+        .filter(|e| e.action == last.action && e.args_hash == last.args_hash)
+        .count();
+    same >= limits.repetition_threshold
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn entry(round: u32, action: &str, args: serde_json::Value) -> JournalEntry {
+        JournalEntry::new(round, "", action, args)
+    }
+
+    #[test]
+    fn repetition_stops_after_three_identical_calls_in_five_rounds() {
+        let limits = Limits::default();
+        let a = || json!({"path": "a"});
+        let mut entries = vec![
+            entry(1, "read_file", a()),
+            entry(2, "list_dir", json!({})),
+            entry(3, "read_file", a()),
+        ];
+        assert_eq!(check(&entries, &limits), None);
+        entries.push(entry(4, "read_file", json!({"path": "b"})));
+        assert_eq!(check(&entries, &limits), None);
+        entries.push(entry(5, "read_file", a()));
+        assert_eq!(check(&entries, &limits), Some(StopStatus::Repetition));
+    }
+
+    #[test]
+    fn identical_calls_spread_wider_than_the_window_do_not_stop() {
+        let limits = Limits::default();
+        let a = || json!({"path": "a"});
+        let entries: Vec<_> = (1..=7)
+            .map(|r| {
+                if r % 3 == 1 {
+                    entry(r, "read_file", a())
+                } else {
+                    entry(r, "list_dir", json!({"path": r.to_string()}))
+                }
+            })
+            .collect();
+        assert_eq!(check(&entries, &limits), None);
+    }
+
+    #[test]
+    fn max_rounds_stops_at_the_limit() {
+        let limits = Limits {
+            max_rounds: 2,
+            ..Limits::default()
+        };
+        let entries = vec![entry(1, "a", json!({})), entry(2, "b", json!({}))];
+        assert_eq!(check(&entries, &limits), Some(StopStatus::MaxRounds));
+    }
+
+    #[test]
+    fn exit_codes_match_the_cli_contract() {
+        assert_eq!(StopStatus::Finished.exit_code(), 0);
+        assert_eq!(StopStatus::Repetition.exit_code(), 3);
+        assert_eq!(StopStatus::Timeout.exit_code(), 3);
+        assert_eq!(StopStatus::MaxRounds.exit_code(), 3);
+        assert_eq!(StopStatus::Error.exit_code(), 1);
+    }
+}

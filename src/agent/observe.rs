@@ -1,0 +1,108 @@
+//! **Observe**: turn what the action produced into what the model will read.
+//!
+//! Every result is one envelope, `{"status": "ok"|"error", "data": …,
+//! "error": …}`. Output over the budget (by default 2,000 characters or 50
+//! lines) is cut, and the cut is said out loud — `[truncated: showing first
+//! 50 of 60000 lines]` — so the model knows it saw only part and can ask for
+//! less (a narrower read) instead of trusting a partial view.
+
+use serde_json::Value;
+
+use crate::limits::Limits;
+use crate::tools::ToolResult;
+
+/// The envelope as compact JSON text, with `data` and `error` cut to the budget.
+pub fn observation_text(result: &ToolResult, limits: &Limits) -> String {
+    let mut shown = result.clone();
+    shown.data = match &result.data {
+        Value::String(text) => Value::String(truncate(text, limits)),
+        Value::Null => Value::Null,
+        other => {
+            let pretty = serde_json::to_string_pretty(other).unwrap_or_default();
+            let cut = truncate(&pretty, limits);
+            if cut == pretty {
+                other.clone()
+            } else {
+                Value::String(cut)
+            }
+        }
+    };
+    shown.error = result.error.as_deref().map(|e| truncate(e, limits));
+    serde_json::to_string(&shown)
+        .unwrap_or_else(|e| format!("{{\"status\":\"error\",\"data\":null,\"error\":\"{e}\"}}"))
+}
+
+/// Cuts `text` to `limits.observation_lines` lines and
+/// `limits.observation_chars` characters, appending a note that says what
+/// was cut.
+pub fn truncate(text: &str, limits: &Limits) -> String {
+    let total_lines = text.lines().count();
+    let mut out: String;
+    let mut note = None;
+    if total_lines > limits.observation_lines {
+        out = text
+            .lines()
+            .take(limits.observation_lines)
+            .collect::<Vec<_>>()
+            .join("\n");
+        note = Some(format!(
+            "[truncated: showing first {} of {total_lines} lines]",
+            limits.observation_lines
+        ));
+    } else {
+        out = text.to_string();
+    }
+    let chars = out.chars().count();
+    if chars > limits.observation_chars {
+        let total_chars = text.chars().count();
+        out = out.chars().take(limits.observation_chars).collect();
+        note = Some(format!(
+            "[truncated: showing first {} of {total_chars} characters]",
+            limits.observation_chars
+        ));
+    }
+    match note {
+        Some(note) => format!("{out}\n{note}"),
+        None => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn long_output_is_cut_with_a_note() {
+        let text: String = (0..60000).map(|i| format!("line {i}\n")).collect();
+        let cut = truncate(&text, &Limits::default());
+        assert!(
+            cut.ends_with("[truncated: showing first 50 of 60000 lines]"),
+            "{}",
+            &cut[cut.len() - 80..]
+        );
+        assert_eq!(cut.lines().count(), 51);
+    }
+
+    #[test]
+    fn wide_output_is_cut_by_characters() {
+        let text = "x".repeat(5000);
+        let cut = truncate(&text, &Limits::default());
+        assert!(cut.ends_with("[truncated: showing first 2000 of 5000 characters]"));
+    }
+
+    #[test]
+    fn envelope_keeps_non_ascii_and_has_three_fields() {
+        let text = observation_text(&ToolResult::ok(json!("你好")), &Limits::default());
+        assert_eq!(text, r#"{"status":"ok","data":"你好","error":null}"#);
+    }
+
+    #[test]
+    fn large_structured_data_becomes_truncated_text() {
+        let big: Vec<i32> = (0..1000).collect();
+        let text = observation_text(&ToolResult::ok(json!(big)), &Limits::default());
+        assert!(text.contains("truncated"));
+        assert!(text.len() < 2500);
+    }
+}

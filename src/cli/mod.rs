@@ -1,0 +1,22 @@
+//! The `hermes` command line: argument types shared by subcommands.
+
+pub mod model;
+pub mod run;
+
+use clap::{Parser, Subcommand};
+
+/// Hermes: LLM agents that finish real multi-step work.
+#[derive(Debug, Parser)]
+#[command(name = "hermes", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one agent on a task until it finishes or a guard stops it.
+    Run(run::RunArgs),
+}

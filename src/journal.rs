@@ -1,0 +1,204 @@
+//! The journal: one JSON line per round of the loop.
+//!
+//! It is the loop's memory of what happened (the prompt's history and the
+//! progress report are built from it) and the user's record of the run
+//! (`--journal FILE`). Each line holds the round, thought, action, args, a
+//! canonical args hash, the observation status, the observation as the
+//! model saw it, tokens and durations.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::llm::Usage;
+
+/// Action name recorded for a round whose reply could not be parsed.
+pub const UNPARSED: &str = "(unparsed)";
+
+/// One round of the loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// 1-based round number.
+    pub round: u32,
+    /// The model's reasoning for this round.
+    pub thought: String,
+    /// The action name (`(unparsed)` when no decision could be read).
+    pub action: String,
+    /// The action's arguments.
+    pub args: Value,
+    /// Canonical hash of name and args; equal calls have equal hashes.
+    pub args_hash: String,
+    /// `ok` or `error`.
+    pub status: String,
+    /// The observation as shown to the model (already truncated).
+    pub observation: String,
+    /// Tokens used by this round's model calls.
+    pub tokens: Usage,
+    /// Time spent waiting on the model, in milliseconds.
+    pub llm_ms: u64,
+    /// Time spent in the tool, in milliseconds.
+    pub tool_ms: u64,
+    /// Whether the reply needed repair to be read.
+    #[serde(default)]
+    pub repaired: bool,
+    /// Whether the reply had to be regenerated once.
+    #[serde(default)]
+    pub regenerated: bool,
+    /// The unreadable reply, for rounds without a decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+}
+
+impl JournalEntry {
+    /// An entry for `action` with `args` (hash computed), status `ok`, and
+    /// empty observation, tokens and timings for the caller to fill in.
+    pub fn new(round: u32, thought: &str, action: &str, args: Value) -> Self {
+        Self {
+            round,
+            thought: thought.to_string(),
+            action: action.to_string(),
+            args_hash: action_hash(action, &args),
+            args,
+            status: "ok".into(),
+            observation: String::new(),
+            tokens: Usage::default(),
+            llm_ms: 0,
+            tool_ms: 0,
+            repaired: false,
+            regenerated: false,
+            raw: None,
+        }
+    }
+
+    /// Whether the observation was an error.
+    pub fn is_error(&self) -> bool {
+        self.status != "ok"
+    }
+}
+
+/// The rounds of one run, optionally mirrored to a JSONL file as they happen.
+#[derive(Default)]
+pub struct Journal {
+    entries: Vec<JournalEntry>,
+    sink: Option<BufWriter<File>>,
+}
+
+impl Journal {
+    /// A journal kept in memory only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A journal that also appends each round to `path` as one JSON line.
+    pub fn to_file(path: &Path) -> std::io::Result<Self> {
+        let file = File::options().create(true).append(true).open(path)?;
+        Ok(Self {
+            entries: Vec::new(),
+            sink: Some(BufWriter::new(file)),
+        })
+    }
+
+    /// Records a round (and writes its line, flushing, when a file is attached).
+    pub fn record(&mut self, entry: JournalEntry) {
+        if let Some(sink) = &mut self.sink {
+            let written = serde_json::to_writer(&mut *sink, &entry)
+                .map_err(std::io::Error::from)
+                .and_then(|_| sink.write_all(b"\n"))
+                .and_then(|_| sink.flush());
+            if let Err(e) = written {
+                tracing::warn!(
+                    "journal line for round {} not written: {e}; journal file disabled",
+                    entry.round
+                );
+                self.sink = None;
+            }
+        }
+        self.entries.push(entry);
+    }
+
+    /// Every round so far, oldest first.
+    pub fn entries(&self) -> &[JournalEntry] {
+        &self.entries
+    }
+
+    /// Reads a JSONL journal file back (lines that do not parse are skipped).
+    pub fn read(path: &Path) -> std::io::Result<Vec<JournalEntry>> {
+        let text = std::fs::read_to_string(path)?;
+        Ok(text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect())
+    }
+}
+
+/// A stable hash of an action: its name and its args with keys sorted, so
+/// `{"a":1,"b":2}` and `{"b":2,"a":1}` hash the same.
+pub fn action_hash(name: &str, args: &Value) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(name.as_bytes());
+    hasher.update([0]);
+    hasher.update(canonical_json(args).as_bytes());
+    hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// JSON text with object keys sorted at every level.
+pub fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&map[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn hash_ignores_key_order_but_not_values() {
+        let a = action_hash("t", &json!({"a": 1, "b": {"x": 1, "y": 2}}));
+        let b = action_hash("t", &json!({"b": {"y": 2, "x": 1}, "a": 1}));
+        assert_eq!(a, b);
+        assert_ne!(a, action_hash("t", &json!({"a": 2, "b": {"x": 1, "y": 2}})));
+        assert_ne!(a, action_hash("u", &json!({"a": 1, "b": {"x": 1, "y": 2}})));
+    }
+
+    #[test]
+    fn journal_file_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let mut journal = Journal::to_file(&path).unwrap();
+        for round in 1..=2 {
+            journal.record(JournalEntry {
+                llm_ms: 1,
+                tool_ms: 2,
+                ..JournalEntry::new(round, "t", "read_file", json!({"path": "中文"}))
+            });
+        }
+        let back = Journal::read(&path).unwrap();
+        assert_eq!(back, journal.entries());
+        assert!(std::fs::read_to_string(&path).unwrap().contains("中文"));
+    }
+}

@@ -1,0 +1,214 @@
+//! A scripted OpenAI-compatible chat server on loopback, for integration tests.
+//!
+//! It speaks the real wire format (`POST /v1/chat/completions`, JSON body,
+//! `choices[0].message.content`, `usage`), so the HTTP client, retries and
+//! parsing are exercised end to end. Each request pops the next scripted
+//! [`Reply`]; every request body is kept for assertions.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+
+/// What the server answers to one request.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// A 200 completion whose message content is this text.
+    Content(String),
+    /// A bare HTTP status with a body.
+    Status(u16, String),
+    /// Wait, then answer.
+    Delay(Duration, Box<Reply>),
+}
+
+/// A decision as the model would write it.
+pub fn decision(name: &str, args: Value) -> Reply {
+    Reply::Content(
+        json!({"thought": format!("use {name}"), "action": {"name": name, "args": args}})
+            .to_string(),
+    )
+}
+
+/// A finish decision with `result`.
+pub fn finish(result: &str) -> Reply {
+    decision("finish", json!({ "result": result }))
+}
+
+/// Raw text as the model's reply.
+pub fn text(content: &str) -> Reply {
+    Reply::Content(content.to_string())
+}
+
+type Responder = dyn Fn(&Value) -> Reply + Send + Sync;
+
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    responder: Option<Box<Responder>>,
+    bodies: Mutex<Vec<String>>,
+}
+
+/// A running scripted server; it stops when the test's runtime ends.
+pub struct ScriptedServer {
+    /// Base URL including `/v1`, as `--base-url` takes it.
+    pub base_url: String,
+    shared: Arc<Shared>,
+}
+
+impl ScriptedServer {
+    /// Serves `replies` in order; once they run out, answers HTTP 400.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        Self::launch(Shared {
+            script: Mutex::new(replies.into()),
+            responder: None,
+            bodies: Mutex::default(),
+        })
+        .await
+    }
+
+    /// Answers each request with `responder(request_body)`.
+    pub async fn with_responder(
+        responder: impl Fn(&Value) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        Self::launch(Shared {
+            script: Mutex::default(),
+            responder: Some(Box::new(responder)),
+            bodies: Mutex::default(),
+        })
+        .await
+    }
+
+    async fn launch(shared: Shared) -> Self {
+        let shared = Arc::new(shared);
+        let app = Router::new()
+            .route("/v1/chat/completions", post(complete))
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("serve");
+        });
+        Self {
+            base_url: format!("http://{addr}/v1"),
+            shared,
+        }
+    }
+
+    /// Raw request bodies received so far, oldest first.
+    pub fn bodies(&self) -> Vec<String> {
+        self.shared.bodies.lock().unwrap().clone()
+    }
+
+    /// Parsed request bodies received so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.bodies()
+            .iter()
+            .map(|b| serde_json::from_str(b).unwrap())
+            .collect()
+    }
+
+    /// The `messages` of request `i`, concatenated as one text.
+    pub fn prompt_text(&self, i: usize) -> String {
+        self.requests()[i]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+async fn complete(State(shared): State<Arc<Shared>>, body: String) -> Response {
+    shared.bodies.lock().unwrap().push(body.clone());
+    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let reply = match &shared.responder {
+        Some(responder) => responder(&request),
+        None => shared
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| Reply::Status(400, "script exhausted".into())),
+    };
+    answer(reply).await
+}
+
+async fn answer(mut reply: Reply) -> Response {
+    loop {
+        match reply {
+            Reply::Delay(wait, inner) => {
+                tokio::time::sleep(wait).await;
+                reply = *inner;
+            }
+            Reply::Status(code, body) => {
+                return (StatusCode::from_u16(code).unwrap(), body).into_response();
+            }
+            Reply::Content(content) => {
+                let body = json!({
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "model": "scripted",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+                });
+                return axum::Json(body).into_response();
+            }
+        }
+    }
+}
+
+/// The `hermes` binary built for this test run.
+pub fn hermes_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_hermes")
+}
+
+/// What a finished `hermes` process left behind.
+pub struct Run {
+    /// Exit code.
+    pub code: i32,
+    /// Everything on stdout.
+    pub stdout: String,
+    /// Everything on stderr.
+    pub stderr: String,
+}
+
+impl Run {
+    /// The `--json` outcome: the last line of stdout.
+    pub fn outcome(&self) -> Value {
+        let last = self
+            .stdout
+            .lines()
+            .last()
+            .unwrap_or_else(|| panic!("no stdout; stderr: {}", self.stderr));
+        serde_json::from_str(last).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {last}"))
+    }
+}
+
+/// Runs `hermes` with `args` against `server` (no inherited model variables).
+pub async fn hermes(args: &[&str], base_url: &str) -> Run {
+    let output = tokio::process::Command::new(hermes_bin())
+        .args(args)
+        .env("HERMES_BASE_URL", base_url)
+        .env("HERMES_MODEL", "scripted")
+        .env_remove("HERMES_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env("NO_COLOR", "1")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("spawn hermes");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}

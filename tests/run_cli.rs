@@ -1,0 +1,566 @@
+//! `hermes run` end to end: the real binary against a scripted
+//! OpenAI-compatible server on loopback.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{decision, finish, hermes, text, Reply, ScriptedServer};
+use serde_json::json;
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        "Hermes is a runtime for agents.\nIt finishes work.\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn finishes_a_file_task_and_reports_json_outcome() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        decision("list_dir", json!({"path": "."})),
+        decision("read_file", json!({"path": "notes.txt"})),
+        decision(
+            "write_file",
+            json!({"path": "out/summary.txt", "content": "Hermes runs agents."}),
+        ),
+        finish("Wrote out/summary.txt"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "Summarise notes.txt into out/summary.txt",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "finished");
+    assert_eq!(outcome["result"], "Wrote out/summary.txt");
+    assert_eq!(outcome["rounds"], 4);
+    assert_eq!(
+        outcome["usage"],
+        json!({"prompt_tokens": 40, "completion_tokens": 20})
+    );
+    assert!(outcome["progress"].as_str().unwrap().contains("read_file"));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out/summary.txt")).unwrap(),
+        "Hermes runs agents."
+    );
+    // One progress line per round on stderr.
+    assert!(run.stderr.contains("[round  1] list_dir"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[round  3] write_file"),
+        "{}",
+        run.stderr
+    );
+    // The file content reached the model in round 3's prompt.
+    assert!(server.prompt_text(2).contains("It finishes work."));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plain_output_prints_the_result_on_stdout() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![finish("forty-two")]).await;
+    let run = hermes(
+        &["run", "answer", "--workspace", ws.path().to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    assert_eq!(run.stdout.trim(), "forty-two");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_rounds_guard_stops_with_exit_3_and_a_progress_report() {
+    let ws = workspace();
+    let replies = (0..5)
+        .map(|i| decision("list_dir", json!({"path": format!("d{i}")})))
+        .collect();
+    let server = ScriptedServer::start(replies).await;
+    let run = hermes(
+        &[
+            "run",
+            "explore",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--max-rounds",
+            "3",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 3);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "max_rounds");
+    assert_eq!(outcome["rounds"], 3);
+    assert_eq!(outcome["result"], serde_json::Value::Null);
+    let progress = outcome["progress"].as_str().unwrap();
+    assert!(
+        progress.contains("max_rounds guard after 3 rounds"),
+        "{progress}"
+    );
+    assert!(
+        progress.contains("Last observation (round 3)"),
+        "{progress}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn repetition_guard_stops_three_identical_calls() {
+    let ws = workspace();
+    let same = || decision("read_file", json!({"path": "notes.txt"}));
+    let server = ScriptedServer::start(vec![
+        same(),
+        decision("list_dir", json!({})),
+        same(),
+        same(),
+        finish("never"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "loop",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 3);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "repetition");
+    assert_eq!(outcome["rounds"], 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreadable_reply_is_regenerated_once_then_becomes_a_parse_error_observation() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        text("I think I should look around first."),
+        text("Still no JSON, sorry."),
+        finish("done after the parse error"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.outcome()["rounds"], 2);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The regeneration tells the model what was wrong.
+    assert!(server
+        .prompt_text(1)
+        .contains("could not be read as a decision"));
+    // The next round sees the parse error quoting the bad output and the shape.
+    let round2 = server.prompt_text(2);
+    assert!(
+        round2.contains("could not read your reply as a decision"),
+        "{round2}"
+    );
+    assert!(round2.contains("Still no JSON, sorry."));
+    assert!(round2.contains(r#""action": {"name": "<tool name or finish>""#));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_that_never_writes_json_is_stopped_by_repetition_early() {
+    let ws = workspace();
+    let server = ScriptedServer::with_responder(|_| text("Sure, I can help with that!")).await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 3);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "repetition");
+    assert_eq!(outcome["rounds"], 3);
+    assert_eq!(server.requests().len(), 6, "one regeneration per round");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn regeneration_that_works_costs_no_round() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![text("hmm"), finish("ok")]).await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    let outcome = run.outcome();
+    assert_eq!(outcome["rounds"], 1);
+    assert_eq!(
+        outcome["usage"]["completion_tokens"], 10,
+        "both calls are counted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wall_clock_timeout_stops_a_slow_model() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        decision("list_dir", json!({})),
+        Reply::Delay(Duration::from_secs(30), Box::new(finish("too late"))),
+    ])
+    .await;
+    let started = Instant::now();
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--timeout",
+            "2",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "timeout");
+    assert_eq!(outcome["rounds"], 1);
+    assert!(outcome["progress"].as_str().unwrap().contains("list_dir"));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "generous bound: {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn transient_503s_are_retried() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::Status(503, "overloaded".into()),
+        Reply::Status(503, "overloaded".into()),
+        finish("made it"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.outcome()["result"], "made it");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn persistent_503s_end_in_an_error_after_three_attempts() {
+    let ws = workspace();
+    let server = ScriptedServer::with_responder(|_| Reply::Status(503, "down".into())).await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 1);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "error");
+    assert!(outcome["error"].as_str().unwrap().contains("HTTP 503"));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreachable_server_names_the_url_and_the_variables() {
+    let ws = workspace();
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let run = hermes(
+        &["run", "task", "--workspace", ws.path().to_str().unwrap()],
+        &url,
+    )
+    .await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(&format!("{url}/chat/completions")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("HERMES_BASE_URL"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_tools_and_bad_args_reach_the_model_as_observations() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        decision("fly", json!({})),
+        decision("read_file", json!({})),
+        decision("read_file", json!({"pth": "notes.txt"})),
+        finish("gave up"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    assert!(server
+        .prompt_text(1)
+        .contains("unknown tool `fly`; available tools: list_dir, read_file, write_file, finish"));
+    assert!(server
+        .prompt_text(2)
+        .contains("missing required parameter `path`"));
+    assert!(server
+        .prompt_text(3)
+        .contains("unknown parameter `pth`; did you mean `path`?"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn path_escapes_are_refused_and_nothing_outside_is_touched() {
+    let parent = tempfile::tempdir().unwrap();
+    let ws = parent.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(parent.path().join("secret.txt"), "top secret").unwrap();
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "../secret.txt"})),
+        decision(
+            "write_file",
+            json!({"path": "../escaped.txt", "content": "x"}),
+        ),
+        decision("read_file", json!({"path": "/etc/passwd"})),
+        finish("refused"),
+    ])
+    .await;
+    let run = hermes(
+        &["run", "task", "--workspace", ws.to_str().unwrap(), "--json"],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    for i in 1..=3 {
+        let prompt = server.prompt_text(i);
+        assert!(
+            prompt.contains("is outside the workspace"),
+            "round {i}: {prompt}"
+        );
+    }
+    assert!(!server.prompt_text(1).contains("top secret"));
+    assert!(!parent.path().join("escaped.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn long_observations_are_truncated_with_a_note() {
+    let ws = workspace();
+    let big: String = (0..60000).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(ws.path().join("big.txt"), big).unwrap();
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "big.txt"})),
+        finish("ok"),
+    ])
+    .await;
+    let run = hermes(
+        &["run", "task", "--workspace", ws.path().to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    let prompt = server.prompt_text(1);
+    assert!(
+        prompt.contains("[truncated: showing first 50 of"),
+        "{}",
+        &prompt[prompt.len().saturating_sub(500)..]
+    );
+    assert!(!prompt.contains("row 51\\n"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn thirty_round_task_keeps_the_prompt_bounded() {
+    let ws = workspace();
+    for i in 0..29 {
+        std::fs::write(
+            ws.path().join(format!("f{i}.txt")),
+            format!("{i} ").repeat(400),
+        )
+        .unwrap();
+    }
+    let mut replies: Vec<Reply> = (0..29)
+        .map(|i| decision("read_file", json!({"path": format!("f{i}.txt")})))
+        .collect();
+    replies.push(finish("read them all"));
+    let server = ScriptedServer::start(replies).await;
+    let run = hermes(
+        &[
+            "run",
+            "read every file",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--max-rounds",
+            "30",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.outcome()["rounds"], 30);
+    let requests = server.requests();
+    let sizes: Vec<usize> = server.bodies().iter().map(String::len).collect();
+    // From round 8 on, the conversation has a fixed number of messages:
+    // system, goal + summaries, then 6 rounds of (decision, observation).
+    for request in &requests[7..] {
+        assert_eq!(request["messages"].as_array().unwrap().len(), 14);
+    }
+    // Older rounds cost one short line each, so growth from round 10 to 30 stays small.
+    assert!(
+        sizes[29] < sizes[9] + 20 * 200,
+        "round 10: {} bytes, round 30: {} bytes",
+        sizes[9],
+        sizes[29]
+    );
+    assert!(sizes[29] < 32_000, "{} bytes", sizes[29]);
+    assert!(server
+        .prompt_text(29)
+        .contains("- round 1: read_file {\"path\":\"f0.txt\"} → ok"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn non_ascii_goal_and_files_reach_the_model_unescaped() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("笔记.txt"), "你好，世界").unwrap();
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "笔记.txt"})),
+        finish("完成"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "总结笔记",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    assert_eq!(run.outcome()["result"], "完成");
+    let bodies = server.bodies();
+    assert!(bodies[0].contains("Goal: 总结笔记"));
+    assert!(bodies[1].contains("你好，世界"));
+    assert!(!bodies[1].contains("\\u4f60"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn journal_file_gets_one_line_per_round() {
+    let ws = workspace();
+    let journal = ws.path().join("run.jsonl");
+    let server = ScriptedServer::start(vec![decision("list_dir", json!({})), finish("ok")]).await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["action"], "list_dir");
+    assert_eq!(lines[0]["status"], "ok");
+    assert_eq!(lines[0]["tokens"]["prompt_tokens"], 10);
+    assert!(lines[0]["args_hash"].as_str().unwrap().len() == 16);
+    assert_eq!(lines[1]["action"], "finish");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_workspace_is_a_clear_error() {
+    let server = ScriptedServer::start(vec![]).await;
+    let run = hermes(
+        &[
+            "run",
+            "task",
+            "--workspace",
+            "/definitely/not/here",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 1);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "error");
+    assert!(outcome["error"]
+        .as_str()
+        .unwrap()
+        .contains("/definitely/not/here"));
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn usage_errors_exit_1() {
+    let run = hermes(&["run"], "http://127.0.0.1:9/v1").await;
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("TASK"));
+}
