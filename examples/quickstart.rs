@@ -1,0 +1,46 @@
+//! Quickstart: one agent, one task, from Rust.
+//!
+//! Runs against any OpenAI-compatible endpoint (Ollama by default):
+//!
+//! ```sh
+//! ollama pull qwen2.5:7b
+//! cargo run --release --example quickstart -- "Summarise notes.txt into summary.md"
+//! ```
+//!
+//! `HERMES_BASE_URL`, `HERMES_MODEL` and `HERMES_API_KEY` work as for the CLI.
+
+use std::sync::Arc;
+
+use hermes::agent::Agent;
+use hermes::limits::Limits;
+use hermes::llm::openai::DEFAULT_BASE_URL;
+use hermes::llm::{OpenAiClient, OpenAiConfig};
+use hermes::tools::{builtin, Toolbox, Workspace};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let goal = std::env::args().nth(1).unwrap_or_else(|| "Summarise notes.txt into summary.md".into());
+
+    // 1. The model: any OpenAI-compatible chat endpoint.
+    let base_url = std::env::var("HERMES_BASE_URL").unwrap_or_else(|_| DEFAULT_BASE_URL.into());
+    let model = std::env::var("HERMES_MODEL").unwrap_or_else(|_| "qwen2.5:7b".into());
+    let mut config = OpenAiConfig::new(base_url, model);
+    config.api_key = std::env::var("HERMES_API_KEY").ok();
+    let llm = Arc::new(OpenAiClient::new(config)?);
+
+    // 2. The tools: file tools confined to a workspace directory.
+    let workspace = Workspace::new("examples/workspace")?;
+    let mut toolbox = Toolbox::new();
+    builtin::register_file_tools(&mut toolbox, &workspace);
+
+    // 3. The loop, with tighter limits than the defaults.
+    let limits = Limits { max_rounds: 10, ..Limits::default() };
+    let outcome = Agent::new(llm, Arc::new(toolbox)).with_limits(limits).run(&goal).await;
+
+    println!("status: {}", outcome.status.as_str());
+    match outcome.result {
+        Some(result) => println!("{result}"),
+        None => println!("{}", outcome.progress),
+    }
+    Ok(())
+}
