@@ -16,7 +16,10 @@ use hermes::tools::{builtin, Toolbox, Workspace};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("hermes-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("notes.txt"), "Ship the loop first. Then the planner.")?;
+    std::fs::write(
+        dir.join("notes.txt"),
+        "Ship the loop first. Then the planner.",
+    )?;
 
     let llm = Arc::new(ScriptedLlm::new([
         // Canonical shape.
@@ -31,12 +34,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     builtin::register_file_tools(&mut toolbox, &workspace);
 
     let outcome = Agent::new(llm, Arc::new(toolbox))
-        .on_round(Arc::new(|e| eprintln!("[round {}] {} {}", e.round, e.action, e.status)))
+        .on_round(Arc::new(|e| {
+            eprintln!("[round {}] {} {}", e.round, e.action, e.status)
+        }))
         .run("Summarise notes.txt into summary.md")
         .await;
 
     println!("{}", serde_json::to_string_pretty(&outcome)?);
-    println!("summary.md:\n{}", std::fs::read_to_string(dir.join("summary.md"))?);
+    println!(
+        "summary.md:\n{}",
+        std::fs::read_to_string(dir.join("summary.md"))?
+    );
     std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

@@ -19,7 +19,9 @@ use hermes::tools::{builtin, Toolbox, Workspace};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let goal = std::env::args().nth(1).unwrap_or_else(|| "Summarise notes.txt into summary.md".into());
+    let goal = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "Summarise notes.txt into summary.md".into());
 
     // 1. The model: any OpenAI-compatible chat endpoint.
     let base_url = std::env::var("HERMES_BASE_URL").unwrap_or_else(|_| DEFAULT_BASE_URL.into());
@@ -34,8 +36,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     builtin::register_file_tools(&mut toolbox, &workspace);
 
     // 3. The loop, with tighter limits than the defaults.
-    let limits = Limits { max_rounds: 10, ..Limits::default() };
-    let outcome = Agent::new(llm, Arc::new(toolbox)).with_limits(limits).run(&goal).await;
+    let limits = Limits {
+        max_rounds: 10,
+        ..Limits::default()
+    };
+    let outcome = Agent::new(llm, Arc::new(toolbox))
+        .with_limits(limits)
+        .run(&goal)
+        .await;
 
     println!("status: {}", outcome.status.as_str());
     match outcome.result {
