@@ -102,6 +102,20 @@ impl Journal {
         })
     }
 
+    /// An in-memory journal that starts with `entries` (a resumed run).
+    pub fn from_entries(entries: Vec<JournalEntry>) -> Self {
+        Self {
+            entries,
+            sink: None,
+        }
+    }
+
+    /// This journal with `entries` as its earlier rounds (not written again).
+    pub fn with_entries(mut self, entries: Vec<JournalEntry>) -> Self {
+        self.entries = entries;
+        self
+    }
+
     /// Records a round (and writes its line, flushing, when a file is attached).
     pub fn record(&mut self, entry: JournalEntry) {
         if let Some(sink) = &mut self.sink {

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod actors;
 pub mod agent;
 pub mod decision;
 pub mod journal;

@@ -32,6 +32,8 @@ async fn main() {
     };
     let code = match cli.command {
         Command::Run(args) => cli::run::execute(args, matches.subcommand_matches("run")).await,
+        Command::Plan(args) => cli::plan::execute(args, matches.subcommand_matches("plan")).await,
+        Command::Roles(args) => cli::roles::execute(args),
     };
     std::process::exit(code);
 }

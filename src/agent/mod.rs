@@ -131,17 +131,24 @@ impl Agent {
 
     /// Runs the loop on `goal` until a guard stops it. Never panics on
     /// anything the model or a tool returns.
-    #[tracing::instrument(name = "agent.run", skip_all, fields(model = %self.llm.model()))]
     pub async fn run(&self, goal: &str) -> Outcome {
+        self.resume(goal, Vec::new()).await
+    }
+
+    /// Continues a run whose first rounds are `history` (read back from a
+    /// journal after a crash): the next round is numbered after them, the
+    /// prompt shows them, and the guards count them.
+    #[tracing::instrument(name = "agent.resume", skip_all, fields(model = %self.llm.model(), resumed_rounds = history.len()))]
+    pub async fn resume(&self, goal: &str, history: Vec<JournalEntry>) -> Outcome {
         let started = Instant::now();
         let mut usage = Usage::default();
         let (mut journal, ending) = match &self.journal_path {
-            None => (Journal::new(), None),
+            None => (Journal::from_entries(history), None),
             Some(path) => match Journal::to_file(path) {
-                Ok(journal) => (journal, None),
+                Ok(journal) => (journal.with_entries(history), None),
                 Err(e) => {
                     let error = format!("cannot open journal file {}: {e}", path.display());
-                    (Journal::new(), Some(Ending::error(error)))
+                    (Journal::from_entries(history), Some(Ending::error(error)))
                 }
             },
         };

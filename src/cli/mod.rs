@@ -1,6 +1,8 @@
 //! The `hermes` command line: argument types shared by subcommands.
 
 pub mod model;
+pub mod plan;
+pub mod roles;
 pub mod run;
 
 use clap::{Parser, Subcommand};
@@ -19,4 +21,8 @@ pub struct Cli {
 pub enum Command {
     /// Run one agent on a task until it finishes or a guard stops it.
     Run(run::RunArgs),
+    /// Split a task into subtasks and run them on supervised executor agents.
+    Plan(plan::PlanArgs),
+    /// List the executor roles defined in a roles directory.
+    Roles(roles::RolesArgs),
 }

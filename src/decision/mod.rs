@@ -117,6 +117,28 @@ pub fn parse_decision(raw: &str) -> Result<Decision, DecisionError> {
     extract::react_text(&text).ok_or(last_error)
 }
 
+/// The first JSON value in `raw`, cleaned and repaired exactly as decisions
+/// are, that `accept` takes. Used for other structured answers (plans).
+pub fn find_json(raw: &str, accept: impl Fn(&Value) -> bool) -> Option<Value> {
+    let text = extract::clean(raw);
+    extract::candidates(&text)
+        .iter()
+        .filter_map(|candidate| json::parse_value(candidate).ok())
+        .map(|(value, _)| value)
+        .find(|value| accept(value))
+}
+
+/// Every JSON object in `raw` that `accept` takes, in order.
+pub fn find_all_json(raw: &str, accept: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let text = extract::clean(raw);
+    extract::candidates(&text)
+        .iter()
+        .filter_map(|candidate| json::parse_value(candidate).ok())
+        .map(|(value, _)| value)
+        .filter(|value| accept(value))
+        .collect()
+}
+
 /// Keeps the more informative of two errors: a found-but-wrong JSON beats
 /// "no JSON at all".
 fn prefer(old: DecisionError, new: DecisionError) -> DecisionError {

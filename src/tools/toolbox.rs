@@ -41,6 +41,25 @@ impl Toolbox {
             .map(|old| old.tool)
     }
 
+    /// A toolbox with only the named tools (names that are not registered
+    /// are ignored; roles are checked against the registry when loaded).
+    pub fn subset<S: AsRef<str>>(&self, names: &[S]) -> Toolbox {
+        let tools = names
+            .iter()
+            .filter_map(|n| self.tools.get(n.as_ref()))
+            .map(|r| {
+                (
+                    r.spec.name.clone(),
+                    Registered {
+                        spec: r.spec.clone(),
+                        tool: Arc::clone(&r.tool),
+                    },
+                )
+            })
+            .collect();
+        Toolbox { tools }
+    }
+
     /// Names of the registered tools, sorted.
     pub fn names(&self) -> Vec<&str> {
         self.tools.keys().map(String::as_str).collect()
@@ -107,12 +126,7 @@ async fn run_once(entry: &Registered, args: Map<String, Value>) -> Result<Value,
     match tokio::time::timeout(entry.spec.timeout, &mut task).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) if join.is_panic() => {
-            let payload = join.into_panic();
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let message = crate::text::panic_message(join.into_panic().as_ref());
             Err(ToolError::new(format!("tool `{name}` crashed: {message}")))
         }
         Ok(Err(_)) => Err(ToolError::new(format!("tool `{name}` was cancelled"))),
