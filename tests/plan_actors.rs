@@ -507,3 +507,38 @@ async fn two_hundred_subtasks_with_random_failures_lose_nothing_and_report_each_
     // No finished subtask ran its finishing round twice.
     assert!(finals.lock().unwrap().values().all(|&n| n == 1));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn roles_registered_at_runtime_are_planned_with() {
+    let server = ScriptedServer::with_responder(|req| match kind(req) {
+        Kind::Plan => {
+            assert!(all_text(req).contains("- translator: Translates text."), "new role offered to the planner");
+            plan(json!([{"id": "s1", "role": "translator", "goal": "translate hello", "depends_on": []}]))
+        }
+        Kind::Step(_) => {
+            assert!(req["messages"][0]["content"].as_str().unwrap().starts_with("You translate."));
+            finish("bonjour")
+        }
+        other => panic!("unexpected request {other:?}"),
+    })
+    .await;
+    let s = setup(&server, Faults::none(), 2, 4).await;
+    let role = hermes::actors::roles::parse_role(
+        "name = \"translator\"\ndescription = \"Translates text.\"\nsystem_prompt = \"You translate.\"\ntools = []\n",
+    )
+    .unwrap();
+    s.hermes.register_role(role.clone()).await.unwrap();
+    let duplicate = s.hermes.register_role(role).await.unwrap_err();
+    assert!(duplicate.contains("already exists"), "{duplicate}");
+    let names: Vec<String> = s
+        .hermes
+        .roles()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert!(names.contains(&"translator".to_string()));
+    let report = s.hermes.submit("Say hello in French").await.unwrap();
+    assert_eq!(report.result.as_deref(), Some("bonjour"));
+}

@@ -1,0 +1,194 @@
+//! `hermes plan` and `hermes roles` end to end: the real binary, real role
+//! files, and a scripted OpenAI-compatible server on loopback.
+
+mod common;
+
+use common::{finish, hermes, text, Reply, ScriptedServer};
+use serde_json::json;
+
+const ROLE: &str = "name = \"NAME\"\ndescription = \"Does NAME work.\"\nsystem_prompt = \"You are NAME.\"\ntools = [\"read_file\", \"write_file\"]\n";
+
+fn roles_dir(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        std::fs::write(
+            dir.path().join(format!("{name}.toml")),
+            ROLE.replace("NAME", name),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+fn responder(req: &serde_json::Value) -> Reply {
+    let system = req["messages"][0]["content"].as_str().unwrap_or_default();
+    let user = req["messages"][1]["content"].as_str().unwrap_or_default();
+    if system.contains("You are the planner") {
+        Reply::Content(
+            json!({"subtasks": [
+                {"id": "s1", "role": "reader", "goal": "read notes.txt", "depends_on": []},
+                {"id": "s2", "role": "scribe", "goal": "write summary.txt", "depends_on": ["s1"]}
+            ]})
+            .to_string(),
+        )
+    } else if system.contains("final answer of a team") {
+        text("Summary written to summary.txt")
+    } else if user.starts_with("Goal: read notes.txt") {
+        if user.contains("Observation (round 1)") || req["messages"].as_array().unwrap().len() > 2 {
+            finish("notes say: ship it")
+        } else {
+            common::decision("read_file", json!({"path": "notes.txt"}))
+        }
+    } else if user.contains("write summary.txt") {
+        if req["messages"].as_array().unwrap().len() > 2 {
+            finish("wrote summary.txt")
+        } else {
+            common::decision(
+                "write_file",
+                json!({"path": "summary.txt", "content": "ship it"}),
+            )
+        }
+    } else {
+        Reply::Status(400, "unexpected request".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_runs_subtasks_and_prints_the_report() {
+    let roles = roles_dir(&["reader", "scribe"]);
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "ship it").unwrap();
+    let server = ScriptedServer::with_responder(responder).await;
+    let run = hermes(
+        &[
+            "plan",
+            "Summarise notes.txt into summary.txt",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "finished");
+    assert_eq!(report["result"], "Summary written to summary.txt");
+    assert_eq!(report["replans"], 0);
+    assert_eq!(report["subtasks"][0]["id"], "s1");
+    assert_eq!(report["subtasks"][0]["role"], "reader");
+    assert_eq!(report["subtasks"][0]["status"], "finished");
+    assert_eq!(report["subtasks"][0]["rounds"], 2);
+    assert_eq!(report["subtasks"][0]["result"], "notes say: ship it");
+    assert_eq!(report["subtasks"][1]["goal"], "write summary.txt");
+    assert!(report["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("summary.txt")).unwrap(),
+        "ship it"
+    );
+    assert!(
+        run.stderr.contains("[plan] started   s1 (reader)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("[plan] finished  s2"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_with_an_unplannable_task_exits_1() {
+    let roles = roles_dir(&["reader"]);
+    let server = ScriptedServer::with_responder(|_| text("no plan from me")).await;
+    let run = hermes(
+        &[
+            "plan",
+            "x",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 1);
+    assert_eq!(run.outcome()["status"], "error");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_deadline_exits_3_with_a_partial_report() {
+    let roles = roles_dir(&["reader"]);
+    let server = ScriptedServer::with_responder(|req| {
+        if req["messages"][0]["content"].as_str().unwrap_or_default().contains("You are the planner") {
+            Reply::Content(json!({"subtasks": [{"id": "s1", "role": "reader", "goal": "slow", "depends_on": []}]}).to_string())
+        } else {
+            Reply::Delay(std::time::Duration::from_secs(30), Box::new(finish("late")))
+        }
+    })
+    .await;
+    let run = hermes(
+        &[
+            "plan",
+            "x",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--timeout",
+            "1",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "timeout");
+    assert_eq!(report["subtasks"][0]["status"], "cancelled");
+    assert!(report["subtasks"][0]["progress"]
+        .as_str()
+        .unwrap()
+        .contains("timeout"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn roles_lists_shipped_roles_and_bad_files_name_file_and_field() {
+    let run = hermes(
+        &[
+            "roles",
+            "--roles",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/agents"),
+            "--json",
+        ],
+        "http://127.0.0.1:9/v1",
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let roles: Vec<serde_json::Value> = serde_json::from_str(run.stdout.trim()).unwrap();
+    let names: Vec<&str> = roles.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["analyst", "coder", "researcher", "writer"]);
+
+    let dir = roles_dir(&["reader"]);
+    std::fs::write(
+        dir.path().join("broken.toml"),
+        ROLE.replace("NAME", "broken") + "max_round = 3\n",
+    )
+    .unwrap();
+    let run = hermes(
+        &["roles", "--roles", dir.path().to_str().unwrap()],
+        "http://127.0.0.1:9/v1",
+    )
+    .await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("broken.toml") && run.stderr.contains("max_round"),
+        "{}",
+        run.stderr
+    );
+
+    let missing = hermes(
+        &["roles", "--roles", "/no/such/dir"],
+        "http://127.0.0.1:9/v1",
+    )
+    .await;
+    assert_eq!(missing.code, 1);
+    assert!(missing.stderr.contains("/no/such/dir"));
+}
