@@ -13,5 +13,6 @@ pub mod decision;
 pub mod journal;
 pub mod limits;
 pub mod llm;
+pub mod telemetry;
 pub mod text;
 pub mod tools;

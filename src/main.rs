@@ -1,20 +1,14 @@
-//! The `hermes` binary: parses the command line and runs a subcommand.
+//! The `hermes` binary: parses the command line, sets up tracing, runs a
+//! subcommand, and flushes spans on every exit path.
 #![forbid(unsafe_code)]
 
 mod cli;
 
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
-use tracing_subscriber::EnvFilter;
+use hermes::telemetry::{self, TelemetryConfig};
 
-#[tokio::main]
-async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+fn main() {
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(e) => {
@@ -30,10 +24,38 @@ async fn main() {
             std::process::exit(1);
         }
     };
-    let code = match cli.command {
-        Command::Run(args) => cli::run::execute(args, matches.subcommand_matches("run")).await,
-        Command::Plan(args) => cli::plan::execute(args, matches.subcommand_matches("plan")).await,
-        Command::Roles(args) => cli::roles::execute(args),
+    let trace = match &cli.command {
+        Command::Run(args) => args.trace.clone(),
+        Command::Plan(args) => args.trace.clone(),
+        Command::Roles(_) => Default::default(),
     };
+    // Telemetry starts before the async runtime and stops after it, so the
+    // blocking OTLP client is never created or dropped on a runtime thread.
+    let config = TelemetryConfig::from_env(trace.otlp.as_deref(), trace.trace_content);
+    let telemetry = match telemetry::init(&config) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => cli::run::execute(args, matches.subcommand_matches("run")).await,
+            Command::Plan(args) => {
+                cli::plan::execute(args, matches.subcommand_matches("plan")).await
+            }
+            Command::Roles(args) => cli::roles::execute(args),
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    telemetry.shutdown();
     std::process::exit(code);
 }

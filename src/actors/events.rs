@@ -10,6 +10,11 @@ pub type EventSink = Arc<dyn Fn(&PlanEvent) + Send + Sync>;
 /// Something that happened to a task or one of its subtasks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlanEvent {
+    /// A task was accepted; its trace id identifies it in Jaeger.
+    Submitted {
+        /// The task's trace id, when traced.
+        trace_id: Option<String>,
+    },
     /// The task was planned into this many subtasks.
     Planned {
         /// Number of subtasks.
@@ -69,6 +74,10 @@ pub enum PlanEvent {
 impl fmt::Display for PlanEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            PlanEvent::Submitted { trace_id } => match trace_id {
+                Some(id) => write!(f, "task submitted; trace id {id}"),
+                None => write!(f, "task submitted"),
+            },
             PlanEvent::Planned { subtasks } => write!(f, "planned {subtasks} subtask(s)"),
             PlanEvent::Started { id, role, goal } => {
                 write!(

@@ -143,6 +143,8 @@ fn spawn_loop(
     let agent = Agent::new(Arc::clone(&args.llm), Arc::clone(&args.toolbox))
         .with_limits(run.limits.clone())
         .with_identity(args.role.system_prompt.clone())
+        .for_subtask(args.role.name.clone(), run.subtask.id.clone())
+        .with_trace_parent(run.trace_context.clone())
         .on_round(on_round);
     tokio::spawn(async move {
         let ended = AssertUnwindSafe(agent.resume(&run.goal, run.history))

@@ -191,6 +191,9 @@ pub struct TaskReport {
     /// Why the task ended in error, for status `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The task's trace id (32 hex characters), to search for in Jaeger.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 impl TaskReport {

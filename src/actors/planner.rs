@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tracing::{Instrument, Span};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::events::{EventSink, PlanEvent};
 use super::executor::{Executor, ExecutorArgs, SharedJournals};
@@ -30,6 +32,7 @@ use crate::agent::StopStatus;
 use crate::journal::JournalEntry;
 use crate::limits::Limits;
 use crate::llm::Usage;
+use crate::telemetry;
 use crate::tools::Toolbox;
 
 /// How long after the task deadline an executor's own clock stops its loop.
@@ -62,6 +65,21 @@ struct Live {
     run: TaskRun,
     reply: Option<RpcReplyPort<TaskReport>>,
     deadline: tokio::time::Instant,
+    /// The task's root span; every span of the task descends from it.
+    span: Span,
+    /// One open span per started subtask, closed when it ends.
+    subtask_spans: HashMap<String, Span>,
+}
+
+impl Live {
+    /// Closes a subtask's span, as failed when `error` is given.
+    fn close_subtask(&mut self, id: &str, error: Option<&str>) {
+        if let Some(span) = self.subtask_spans.remove(id) {
+            if let Some(error) = error {
+                telemetry::set_error(&span, error.to_string());
+            }
+        }
+    }
 }
 
 struct Running {
@@ -145,6 +163,7 @@ impl Actor for Planner {
                 let Some(live) = state.tasks.get_mut(&outcome.task) else {
                     return Ok(());
                 };
+                live.close_subtask(&outcome.subtask, None);
                 if live.run.finish(&outcome.subtask, &outcome.outcome) {
                     state.emit(PlanEvent::Finished {
                         id: outcome.subtask.clone(),
@@ -270,12 +289,19 @@ impl PlannerState {
             self.config.max_replans,
         );
         let deadline = tokio::time::Instant::now() + timeout;
+        let span = tracing::info_span!(parent: None, "task", hermes.task_id = id as i64, hermes.task = %crate::text::clip(&request.task, 200));
+        self.emit(PlanEvent::Submitted {
+            trace_id: telemetry::trace_id(&span),
+        });
+        let plan_span = tracing::info_span!(parent: &span, "plan");
         self.tasks.insert(
             id,
             Live {
                 run,
                 reply: Some(reply),
                 deadline,
+                span,
+                subtask_spans: HashMap::new(),
             },
         );
         let roles = self.config.roles.all();
@@ -290,22 +316,28 @@ impl PlannerState {
         let llm = self.config.models.default_model();
         let temperature = self.config.limits.temperature;
         let planner = myself.clone();
-        tokio::spawn(async move {
-            let messages = plan_messages(&request.task, &roles);
-            let (plan, usage) = request_plan(
-                llm.as_ref(),
-                messages,
-                &roles,
-                &IdRules::default(),
-                temperature,
-            )
-            .await;
-            let _ = planner.send_message(PlannerMsg::Planned {
-                task: id,
-                plan,
-                usage,
-            });
-        });
+        tokio::spawn(
+            async move {
+                let messages = plan_messages(&request.task, &roles);
+                let (plan, usage) = request_plan(
+                    llm.as_ref(),
+                    messages,
+                    &roles,
+                    &IdRules::default(),
+                    temperature,
+                )
+                .await;
+                if let Err(e) = &plan {
+                    telemetry::set_error(&Span::current(), e.clone());
+                }
+                let _ = planner.send_message(PlannerMsg::Planned {
+                    task: id,
+                    plan,
+                    usage,
+                });
+            }
+            .instrument(plan_span),
+        );
     }
 
     /// Starts whatever may start; finalises the task when nothing is left.
@@ -333,6 +365,17 @@ impl PlannerState {
         spec: PlannedSubtask,
         history: Vec<JournalEntry>,
     ) {
+        let Some(live) = self.tasks.get_mut(&task) else {
+            return;
+        };
+        let subtask_span = live
+            .subtask_spans
+            .entry(spec.id.clone())
+            .or_insert_with(|| {
+                tracing::info_span!(parent: &live.span, "subtask", hermes.subtask_id = %spec.id, hermes.role = %spec.role, hermes.goal = %crate::text::clip(&spec.goal, 200))
+            })
+            .clone();
+        let trace_context = telemetry::inject(&subtask_span);
         let Some(live) = self.tasks.get(&task) else {
             return;
         };
@@ -374,7 +417,7 @@ impl PlannerState {
             goal,
             limits,
             history,
-            trace_context: HashMap::new(),
+            trace_context,
         };
         match Actor::spawn_linked(None, Executor, args, myself.get_cell()).await {
             Ok((actor, _)) => {
@@ -449,6 +492,7 @@ impl PlannerState {
             return;
         };
         let first_line = progress.lines().next().unwrap_or_default().to_string();
+        live.close_subtask(id, Some(&first_line));
         let Some(after) = live.run.fail(id, rounds, progress, usage) else {
             return;
         };
@@ -488,16 +532,24 @@ impl PlannerState {
         let temperature = self.config.limits.temperature;
         let planner = myself.clone();
         let failed = id.to_string();
-        tokio::spawn(async move {
-            let (plan, usage) =
-                request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
-            let _ = planner.send_message(PlannerMsg::Replanned {
-                task,
-                failed,
-                plan,
-                usage,
-            });
-        });
+        let replan_span =
+            tracing::info_span!(parent: &live.span, "replan", hermes.failed_subtask = %failed);
+        tokio::spawn(
+            async move {
+                let (plan, usage) =
+                    request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
+                if let Err(e) = &plan {
+                    telemetry::set_error(&Span::current(), e.clone());
+                }
+                let _ = planner.send_message(PlannerMsg::Replanned {
+                    task,
+                    failed,
+                    plan,
+                    usage,
+                });
+            }
+            .instrument(replan_span),
+        );
     }
 
     /// An executor crashed: restart it once from its journal, then treat a
@@ -515,6 +567,11 @@ impl PlannerState {
         let Some(spec) = live.run.slot(&running.subtask).map(|s| s.spec.clone()) else {
             return;
         };
+        // The crash itself, as a failed span under the subtask.
+        if let Some(subtask_span) = live.subtask_spans.get(&spec.id) {
+            let crash = tracing::info_span!(parent: subtask_span, "executor.crash", hermes.subtask_id = %spec.id, hermes.after_round = history.len() as i64);
+            telemetry::set_error(&crash, error.clone());
+        }
         if live.run.restart(&running.subtask) {
             self.emit(PlanEvent::Restarted {
                 id: spec.id.clone(),
@@ -547,8 +604,10 @@ impl PlannerState {
         let Some(mut live) = self.tasks.remove(&task) else {
             return;
         };
+        telemetry::set_error(&live.span, "the task deadline passed");
         for id in live.run.time_out() {
             self.stop_executor(task, &id);
+            live.close_subtask(&id, Some("cancelled by the task deadline"));
             let history = self
                 .journals
                 .get(&(task, id.clone()))
@@ -605,29 +664,59 @@ impl PlannerState {
         let llm = self.config.models.default_model();
         let temperature = self.config.limits.temperature;
         let planner = myself.clone();
-        tokio::spawn(async move {
-            let (answer, usage) = request_answer(llm.as_ref(), messages, temperature).await;
-            let _ = planner.send_message(PlannerMsg::Answered {
-                task,
-                answer,
-                usage,
-            });
-        });
+        let answer_span = tracing::info_span!(parent: &live.span, "answer");
+        tokio::spawn(
+            async move {
+                let (answer, usage) = request_answer(llm.as_ref(), messages, temperature).await;
+                let _ = planner.send_message(PlannerMsg::Answered {
+                    task,
+                    answer,
+                    usage,
+                });
+            }
+            .instrument(answer_span),
+        );
     }
 
-    fn finish(&mut self, mut live: Live, result: Option<String>) {
-        self.journals.retain(|(task, _), _| *task != live.run.id);
+    fn finish(&mut self, live: Live, result: Option<String>) {
         let report = live.run.report(result, None);
-        if let Some(reply) = live.reply.take() {
-            let _ = reply.send(report);
-        }
+        self.reply(live, report);
     }
 
     fn reply_error(&mut self, task: TaskId, error: String) {
-        let Some(mut live) = self.tasks.remove(&task) else {
+        let Some(live) = self.tasks.remove(&task) else {
             return;
         };
         let report = live.run.report(None, Some(error));
+        self.reply(live, report);
+    }
+
+    /// Sends the report and closes the task's spans.
+    fn reply(&mut self, mut live: Live, mut report: TaskReport) {
+        self.journals.retain(|(task, _), _| *task != live.run.id);
+        for (_, span) in live.subtask_spans.drain() {
+            telemetry::set_error(&span, "the task ended before this subtask");
+        }
+        live.span
+            .set_attribute("hermes.status", report.status.clone());
+        live.span
+            .set_attribute("hermes.replans", i64::from(report.replans));
+        live.span.set_attribute(
+            "gen_ai.usage.input_tokens",
+            report.usage.prompt_tokens as i64,
+        );
+        live.span.set_attribute(
+            "gen_ai.usage.output_tokens",
+            report.usage.completion_tokens as i64,
+        );
+        if report.status != "finished" {
+            let why = report
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("task {}", report.status));
+            telemetry::set_error(&live.span, why);
+        }
+        report.trace_id = telemetry::trace_id(&live.span);
         if let Some(reply) = live.reply.take() {
             let _ = reply.send(report);
         }

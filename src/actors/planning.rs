@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use super::plan::{parse_plan, plan_errors_message, rename_clashes, validate_plan, PlannedSubtask};
 use super::roles::Role;
-use crate::llm::{ChatMessage, ChatRequest, Llm, Usage};
+use crate::llm::{traced_chat, ChatMessage, ChatRequest, Llm, Usage};
 
 /// `max_tokens` for plans and answers, which are longer than decisions.
 const PLAN_MAX_TOKENS: u32 = 2048;
@@ -39,7 +39,7 @@ pub async fn request_plan(
             max_tokens: PLAN_MAX_TOKENS,
             json: true,
         };
-        let reply = match llm.chat(&request).await {
+        let reply = match traced_chat(llm, &request).await {
             Ok(reply) => reply,
             Err(e) => {
                 return (
@@ -86,7 +86,7 @@ pub async fn request_answer(
         max_tokens: PLAN_MAX_TOKENS,
         json: false,
     };
-    match llm.chat(&request).await {
+    match traced_chat(llm, &request).await {
         Ok(reply) if !reply.content.trim().is_empty() => {
             (Ok(reply.content.trim().to_string()), reply.usage)
         }

@@ -459,6 +459,7 @@ impl TaskRun {
             replans: self.replans,
             usage: self.usage,
             error,
+            trace_id: None,
         }
     }
 }

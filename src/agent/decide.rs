@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::decision::{parse_decision, Decision, DecisionError, EXPECTED_SHAPE};
 use crate::limits::Limits;
-use crate::llm::{ChatMessage, ChatRequest, Llm, LlmError, Usage};
+use crate::llm::{traced_chat, ChatMessage, ChatRequest, Llm, LlmError, Usage};
 use crate::text::clip;
 
 /// How much of an unreadable reply is quoted back to the model.
@@ -63,7 +63,7 @@ pub async fn decide(
         max_tokens: limits.max_tokens,
         json: true,
     };
-    let first = llm.chat(&request).await?;
+    let first = traced_chat(llm, &request).await?;
     let mut usage = first.usage;
     let error = match parse_decision(&first.content) {
         Ok(decision) => {
@@ -83,7 +83,7 @@ pub async fn decide(
     request.messages.push(ChatMessage::user(format!(
         "Your reply could not be read as a decision: {error}. Reply again with exactly one JSON object and nothing else, in this shape: {EXPECTED_SHAPE}"
     )));
-    let second = llm.chat(&request).await?;
+    let second = traced_chat(llm, &request).await?;
     usage += second.usage;
     let decision = parse_decision(&second.content).map_err(|error| ParseFailure {
         raw: second.content,

@@ -13,6 +13,7 @@ pub mod observe;
 pub mod perceive;
 pub mod progress;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,6 +21,7 @@ use std::time::Instant;
 use serde::Serialize;
 use tokio::time::timeout_at;
 use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 pub use guard::StopStatus;
 
@@ -27,6 +29,7 @@ use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
 use crate::limits::Limits;
 use crate::llm::{Llm, Usage};
+use crate::telemetry;
 use crate::tools::{ToolResult, Toolbox};
 
 /// Called after each round with its journal entry (e.g. to print progress).
@@ -48,6 +51,9 @@ pub struct Outcome {
     /// The error that ended the run, for status `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The OpenTelemetry trace id (32 hex characters), when traced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
     /// Every round, for callers that want the details.
     #[serde(skip)]
     pub journal: Vec<JournalEntry>,
@@ -71,6 +77,7 @@ impl Outcome {
             progress,
             usage: Usage::default(),
             error: Some(error),
+            trace_id: None,
             journal: Vec::new(),
         }
     }
@@ -85,6 +92,9 @@ pub struct Agent {
     identity: String,
     journal_path: Option<PathBuf>,
     on_round: Option<RoundCallback>,
+    role: String,
+    subtask: Option<String>,
+    trace_parent: HashMap<String, String>,
 }
 
 impl Agent {
@@ -97,7 +107,24 @@ impl Agent {
             identity: perceive::DEFAULT_IDENTITY.to_string(),
             journal_path: None,
             on_round: None,
+            role: "agent".into(),
+            subtask: None,
+            trace_parent: HashMap::new(),
         }
+    }
+
+    /// Names the role and subtask this loop runs for (span attributes).
+    pub fn for_subtask(mut self, role: impl Into<String>, subtask: impl Into<String>) -> Self {
+        self.role = role.into();
+        self.subtask = Some(subtask.into());
+        self
+    }
+
+    /// Makes the loop's `executor.run` span a child of this W3C trace
+    /// context (carried in a message from another actor or node).
+    pub fn with_trace_parent(mut self, carrier: HashMap<String, String>) -> Self {
+        self.trace_parent = carrier;
+        self
     }
 
     /// Replaces the limits.
@@ -138,8 +165,33 @@ impl Agent {
     /// Continues a run whose first rounds are `history` (read back from a
     /// journal after a crash): the next round is numbered after them, the
     /// prompt shows them, and the guards count them.
-    #[tracing::instrument(name = "agent.resume", skip_all, fields(model = %self.llm.model(), resumed_rounds = history.len()))]
     pub async fn resume(&self, goal: &str, history: Vec<JournalEntry>) -> Outcome {
+        let span = tracing::info_span!(
+            "executor.run",
+            hermes.role = %self.role,
+            hermes.subtask_id = self.subtask.as_deref().unwrap_or(""),
+            gen_ai.request.model = %self.llm.model(),
+            hermes.resumed_rounds = history.len() as i64,
+        );
+        telemetry::set_parent(&span, &self.trace_parent);
+        let mut outcome = self
+            .resume_inner(goal, history)
+            .instrument(span.clone())
+            .await;
+        span.set_attribute("hermes.guard", outcome.status.as_str());
+        span.set_attribute("hermes.rounds", i64::from(outcome.rounds));
+        if outcome.status != StopStatus::Finished {
+            let why = outcome
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("stopped by the {} guard", outcome.status.as_str()));
+            telemetry::set_error(&span, why);
+        }
+        outcome.trace_id = telemetry::trace_id(&span);
+        outcome
+    }
+
+    async fn resume_inner(&self, goal: &str, history: Vec<JournalEntry>) -> Outcome {
         let started = Instant::now();
         let mut usage = Usage::default();
         let (mut journal, ending) = match &self.journal_path {
@@ -171,6 +223,7 @@ impl Agent {
             progress,
             usage,
             error: ending.error,
+            trace_id: None,
             journal: entries.to_vec(),
         }
     }
@@ -182,7 +235,8 @@ impl Agent {
         loop {
             let round = journal.entries().len() as u32 + 1;
             let step = self.round(goal, round, &system, deadline, journal, usage);
-            if let Some(ending) = step.instrument(tracing::info_span!("round", round)).await {
+            let span = tracing::info_span!("round", hermes.round = i64::from(round), hermes.role = %self.role);
+            if let Some(ending) = step.instrument(span).await {
                 return ending;
             }
         }
@@ -275,6 +329,15 @@ impl Agent {
     }
 
     fn record(&self, journal: &mut Journal, entry: JournalEntry) {
+        let span = tracing::Span::current();
+        span.set_attribute("hermes.action", entry.action.clone());
+        span.set_attribute("hermes.args_hash", entry.args_hash.clone());
+        span.set_attribute("hermes.status", entry.status.clone());
+        span.set_attribute("hermes.parse.repaired", entry.repaired);
+        span.set_attribute("hermes.parse.regenerated", entry.regenerated);
+        if entry.is_error() {
+            telemetry::set_error(&span, crate::text::clip(&entry.observation, 300));
+        }
         tracing::info!(round = entry.round, action = %entry.action, status = %entry.status, "round done");
         if let Some(callback) = &self.on_round {
             callback(&entry);

@@ -11,6 +11,7 @@ use hermes::llm::Llm;
 use hermes::tools::{builtin, Toolbox, Workspace};
 
 use super::model::ModelArgs;
+use super::trace::TraceArgs;
 
 /// Options of `hermes plan`.
 #[derive(Debug, Args)]
@@ -37,6 +38,8 @@ pub struct PlanArgs {
     /// Print the report as one JSON object on the last line of stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 /// Runs the task and returns the process exit code.

@@ -10,8 +10,10 @@ use hermes::agent::{Agent, Outcome, StopStatus};
 use hermes::journal::JournalEntry;
 use hermes::limits::Limits;
 use hermes::tools::{builtin, Toolbox, Workspace};
+use tracing::Instrument;
 
 use super::model::ModelArgs;
+use super::trace::TraceArgs;
 
 /// Options of `hermes run`.
 #[derive(Debug, Args)]
@@ -38,14 +40,21 @@ pub struct RunArgs {
     /// Print the outcome as one JSON object on the last line of stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 /// Runs the task and returns the process exit code.
 pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>) -> i32 {
     let outcome = match prepare(&args, matches) {
         Ok(agent) => {
+            // The root of this run's trace; its id is what to search for in Jaeger.
+            let root = tracing::info_span!(parent: None, "task", hermes.task = %hermes::text::clip(&args.task, 200));
+            if let Some(id) = hermes::telemetry::trace_id(&root) {
+                eprintln!("trace id: {id}");
+            }
             tokio::select! {
-                outcome = agent.run(&args.task) => outcome,
+                outcome = agent.run(&args.task).instrument(root) => outcome,
                 _ = tokio::signal::ctrl_c() => {
                     eprintln!("interrupted");
                     return 130;

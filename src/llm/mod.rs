@@ -8,6 +8,7 @@
 mod error;
 pub mod openai;
 pub mod scripted;
+mod traced;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use scripted::ScriptedLlm;
+pub use traced::traced_chat;
 
 /// Who wrote a chat message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -151,7 +151,6 @@ impl OpenAiClient {
 
 #[async_trait]
 impl Llm for OpenAiClient {
-    #[tracing::instrument(name = "llm.call", skip_all, fields(model = %self.config.model))]
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.config.min_backoff)

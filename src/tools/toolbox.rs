@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use super::{validate_args, Tool, ToolError, ToolResult, ToolSpec};
 use crate::decision::FINISH;
@@ -77,8 +78,16 @@ impl Toolbox {
 
     /// Validates and runs one call. Never fails: every problem (unknown tool,
     /// bad args, timeout, panic, tool error) comes back as an error envelope.
-    #[tracing::instrument(name = "tool.call", skip(self, args), fields(gen_ai.tool.name = %name))]
     pub async fn call(&self, name: &str, args: &Value) -> ToolResult {
+        let span = tracing::info_span!("tool.call", gen_ai.operation.name = "execute_tool", gen_ai.tool.name = %name);
+        let result = self.dispatch(name, args).instrument(span.clone()).await;
+        if let Some(error) = &result.error {
+            crate::telemetry::set_error(&span, error.clone());
+        }
+        result
+    }
+
+    async fn dispatch(&self, name: &str, args: &Value) -> ToolResult {
         let Some(entry) = self.tools.get(name) else {
             return ToolResult::error(self.unknown_tool(name));
         };
