@@ -6,6 +6,8 @@
 //! [`Reply`]; every request body is kept for assertions.
 #![allow(dead_code)]
 
+pub mod otlp;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
