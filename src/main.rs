@@ -52,7 +52,7 @@ fn main() {
             Command::Plan(args) => {
                 cli::plan::execute(args, matches.subcommand_matches("plan")).await
             }
-            Command::Roles(args) => cli::roles::execute(args),
+            Command::Roles(args) => cli::roles::execute(args).await,
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -18,18 +18,36 @@ pub fn observation_text(result: &ToolResult, limits: &Limits) -> String {
         Value::String(text) => Value::String(truncate(text, limits)),
         Value::Null => Value::Null,
         other => {
-            let pretty = serde_json::to_string_pretty(other).unwrap_or_default();
-            let cut = truncate(&pretty, limits);
-            if cut == pretty {
-                other.clone()
+            // Structured output keeps its shape: long text fields (a run's
+            // stdout and stderr, a page's content) are cut one by one.
+            let shaped = truncate_strings(other, limits);
+            let pretty = serde_json::to_string_pretty(&shaped).unwrap_or_default();
+            if pretty.chars().count() <= 2 * limits.observation_chars {
+                shaped
             } else {
-                Value::String(cut)
+                Value::String(truncate(&pretty, limits))
             }
         }
     };
     shown.error = result.error.as_deref().map(|e| truncate(e, limits));
     serde_json::to_string(&shown)
         .unwrap_or_else(|e| format!("{{\"status\":\"error\",\"data\":null,\"error\":\"{e}\"}}"))
+}
+
+/// `value` with every string field cut to the budget.
+fn truncate_strings(value: &Value, limits: &Limits) -> Value {
+    match value {
+        Value::String(text) => Value::String(truncate(text, limits)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| truncate_strings(v, limits)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), truncate_strings(v, limits)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// Cuts `text` to `limits.observation_lines` lines and
@@ -96,6 +114,18 @@ mod tests {
     fn envelope_keeps_non_ascii_and_has_three_fields() {
         let text = observation_text(&ToolResult::ok(json!("你好")), &Limits::default());
         assert_eq!(text, r#"{"status":"ok","data":"你好","error":null}"#);
+    }
+
+    #[test]
+    fn long_fields_of_structured_data_are_cut_in_place() {
+        let data = json!({"exit_code": 1, "stdout": "ok", "stderr": "err\n".repeat(500)});
+        let text = observation_text(&ToolResult::ok(data), &Limits::default());
+        let shown: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(shown["data"]["exit_code"], 1);
+        assert!(shown["data"]["stderr"]
+            .as_str()
+            .unwrap()
+            .ends_with("[truncated: showing first 50 of 500 lines]"));
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod model;
 pub mod plan;
 pub mod roles;
 pub mod run;
+pub mod tools;
 pub mod trace;
 
 use clap::{Parser, Subcommand};

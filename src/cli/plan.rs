@@ -8,9 +8,10 @@ use std::time::Duration;
 use clap::{ArgMatches, Args};
 use hermes::actors::{Hermes, ModelFactory, PlanEvent, RoleRegistry, TaskReport, TaskRequest};
 use hermes::llm::Llm;
-use hermes::tools::{builtin, Toolbox, Workspace};
+use hermes::tools::Workspace;
 
 use super::model::ModelArgs;
+use super::tools::{known_tools, ToolArgs};
 use super::trace::TraceArgs;
 
 /// Options of `hermes plan`.
@@ -38,6 +39,8 @@ pub struct PlanArgs {
     /// Print the report as one JSON object on the last line of stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub tools: ToolArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
 }
@@ -76,9 +79,19 @@ pub async fn execute(args: PlanArgs, matches: Option<&ArgMatches>) -> i32 {
 async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let mut toolbox = Toolbox::new();
-    builtin::register_file_tools(&mut toolbox, &workspace);
-    let roles = RoleRegistry::load_dir(&args.roles, &toolbox.names()).map_err(|e| e.to_string())?;
+    let toolbox = args.tools.toolbox(&workspace).await?;
+    let roles =
+        RoleRegistry::load_dir(&args.roles, &known_tools(&toolbox)).map_err(|e| e.to_string())?;
+    for role in roles.all() {
+        for tool in role
+            .tools
+            .iter()
+            .flatten()
+            .filter(|t| !toolbox.names().contains(&t.as_str()))
+        {
+            eprintln!("warning: role `{}` lists `{tool}`, which is not available here; it runs without it", role.name);
+        }
+    }
     let llm: Arc<dyn Llm> = Arc::new(args.model.client(matches)?);
     let model_args = args.model.clone();
     let factory: ModelFactory = Arc::new(move |name: &str| {

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 use hermes::actors::RoleRegistry;
-use hermes::tools::{builtin, Toolbox, Workspace};
+use hermes::tools::{Toolbox, Workspace};
+
+use super::tools::{known_tools, ToolArgs};
 
 /// Options of `hermes roles`.
 #[derive(Debug, Args)]
@@ -15,16 +17,18 @@ pub struct RolesArgs {
     /// Print the roles as one JSON array.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub tools: ToolArgs,
 }
 
 /// Lists the roles; exit 1 when a role file is bad.
-pub fn execute(args: RolesArgs) -> i32 {
-    // Tool names only: the workspace is irrelevant for listing.
-    let mut toolbox = Toolbox::new();
-    if let Ok(workspace) = Workspace::new(".") {
-        builtin::register_file_tools(&mut toolbox, &workspace);
-    }
-    let registry = match RoleRegistry::load_dir(&args.roles, &toolbox.names()) {
+pub async fn execute(args: RolesArgs) -> i32 {
+    // Tool names only: the workspace itself is not used for listing.
+    let toolbox = match Workspace::new(".") {
+        Ok(workspace) => args.tools.toolbox(&workspace).await.unwrap_or_default(),
+        Err(_) => Toolbox::new(),
+    };
+    let registry = match RoleRegistry::load_dir(&args.roles, &known_tools(&toolbox)) {
         Ok(registry) => registry,
         Err(e) => {
             eprintln!("error: {e}");

@@ -9,10 +9,11 @@ use clap::{ArgMatches, Args};
 use hermes::agent::{Agent, Outcome, StopStatus};
 use hermes::journal::JournalEntry;
 use hermes::limits::Limits;
-use hermes::tools::{builtin, Toolbox, Workspace};
+use hermes::tools::Workspace;
 use tracing::Instrument;
 
 use super::model::ModelArgs;
+use super::tools::ToolArgs;
 use super::trace::TraceArgs;
 
 /// Options of `hermes run`.
@@ -41,12 +42,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub tools: ToolArgs,
+    #[command(flatten)]
     pub trace: TraceArgs,
 }
 
 /// Runs the task and returns the process exit code.
 pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>) -> i32 {
-    let outcome = match prepare(&args, matches) {
+    let outcome = match prepare(&args, matches).await {
         Ok(agent) => {
             // The root of this run's trace; its id is what to search for in Jaeger.
             let root = tracing::info_span!(parent: None, "task", hermes.task = %hermes::text::clip(&args.task, 200));
@@ -67,12 +70,11 @@ pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>) -> i32 {
     outcome.status.exit_code()
 }
 
-fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, String> {
+async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
     let llm = args.model.client(matches)?;
-    let mut toolbox = Toolbox::new();
-    builtin::register_file_tools(&mut toolbox, &workspace);
+    let toolbox = args.tools.toolbox(&workspace).await?;
     let limits = Limits {
         max_rounds: args.max_rounds.max(1),
         timeout: Duration::from_secs(args.timeout.max(1)),

@@ -7,7 +7,11 @@
 //! [`ToolResult`] envelope.
 
 pub mod builtin;
+mod function;
+pub mod json_schema;
+pub mod mcp;
 mod result;
+pub mod sandbox;
 mod spec;
 mod toolbox;
 mod validate;
@@ -16,6 +20,7 @@ mod workspace;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
+pub use function::{tool_fn, FnTool};
 pub use result::{ToolError, ToolResult, ToolStatus};
 pub use spec::{ParamKind, ParamSpec, ToolSpec, DEFAULT_TOOL_TIMEOUT};
 pub use toolbox::Toolbox;

@@ -58,13 +58,15 @@ impl ToolResult {
 }
 
 /// A tool's own failure, returned from [`crate::tools::Tool::call`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
     /// What went wrong, written for the model.
     pub message: String,
     /// Whether trying again may work (only used for idempotent tools).
     pub retryable: bool,
+    /// Partial output worth showing with the error (e.g. a failed run's stderr).
+    pub data: Value,
 }
 
 impl ToolError {
@@ -73,6 +75,15 @@ impl ToolError {
         Self {
             message: message.into(),
             retryable: false,
+            data: Value::Null,
+        }
+    }
+    /// A failure that comes with output the model should see.
+    pub fn with_data(message: impl Into<String>, data: Value) -> Self {
+        Self {
+            message: message.into(),
+            retryable: false,
+            data,
         }
     }
     /// A failure that may go away by retrying.
@@ -80,6 +91,7 @@ impl ToolError {
         Self {
             message: message.into(),
             retryable: true,
+            data: Value::Null,
         }
     }
 }

@@ -114,7 +114,10 @@ impl Toolbox {
                 }
             }
         }
-        ToolResult::error(last.message)
+        ToolResult {
+            data: last.data,
+            ..ToolResult::error(last.message)
+        }
     }
 
     fn unknown_tool(&self, name: &str) -> String {

@@ -1,0 +1,167 @@
+//! `run_code` containment: each escape attempt runs through `hermes run`
+//! against a scripted model, is contained, and the agent's next round runs.
+//! Needs bubblewrap (`apt-get install bubblewrap`; `.ci/run` installs it).
+
+mod common;
+
+use common::{decision, finish, hermes, ScriptedServer};
+use serde_json::{json, Value};
+
+fn code(language: &str, code: &str, timeout: u64) -> common::Reply {
+    decision(
+        "run_code",
+        json!({"language": language, "code": code, "timeout_secs": timeout}),
+    )
+}
+
+/// The observation the model saw for round `round` (from the next request).
+fn observation(server: &ScriptedServer, round: usize) -> Value {
+    let prompt = server.prompt_text(round);
+    let marker = format!("Observation (round {round}): ");
+    let start = prompt
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no observation for round {round}"))
+        + marker.len();
+    let line = prompt[start..].lines().next().unwrap();
+    serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("observation {round} is not JSON ({e}): {line}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escapes_are_contained_and_the_agent_carries_on() {
+    assert!(
+        std::process::Command::new("bwrap")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "these tests need bubblewrap: apt-get install -y bubblewrap"
+    );
+    let parent = tempfile::tempdir().unwrap();
+    let ws = parent.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("data.csv"), "a,b\n1,2\n3,4\n").unwrap();
+    // A listener on the host's loopback: the sandbox must not reach it.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let outside = parent.path().join("outside.txt");
+    let server = ScriptedServer::start(vec![
+        code("python", &format!("import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('CONNECTED')"), 5),
+        code("bash", "echo pwned > /etc/hermes-test && echo WROTE", 5),
+        code("python", &format!("open('{}', 'w').write('x')\nprint('WROTE')", outside.display()), 5),
+        code("python", "open('new.txt', 'w').write('x')\nprint('WROTE')", 5),
+        code("python", "while True:\n    pass", 2),
+                                code("bash", ":(){ :|:& };: ; sleep 1", 3),
+        code("python", "import os\nwhile True:\n    os.fork()", 3),
+        code("python", "x = bytearray(10 * 1024 ** 3)\nprint('ALLOCATED')", 5),
+        code("python", "import csv\nrows = list(csv.reader(open('data.csv')))\nprint(len(rows), sum(int(r[1]) for r in rows[1:]))", 5),
+        finish("contained"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "probe the sandbox",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.outcome()["rounds"],
+        10,
+        "every round after an escape attempt still ran"
+    );
+
+    // 1. No network, even to the host's loopback.
+    let net = observation(&server, 1);
+    assert_eq!(net["status"], "error", "{net}");
+    assert!(!net["data"]["stdout"]
+        .as_str()
+        .unwrap()
+        .contains("CONNECTED"));
+    // 2. /etc is read-only.
+    let etc = observation(&server, 2);
+    assert_eq!(etc["status"], "error");
+    assert!(
+        etc["data"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("Read-only file system"),
+        "{etc}"
+    );
+    assert!(!std::path::Path::new("/etc/hermes-test").exists());
+    // 3. Nothing outside the workspace is visible or writable.
+    assert_eq!(observation(&server, 3)["status"], "error");
+    assert!(!outside.exists());
+    // 4. The workspace is read-only by default.
+    assert_eq!(observation(&server, 4)["status"], "error");
+    assert!(!ws.join("new.txt").exists());
+    // 5. An infinite loop is killed at its timeout.
+    let spin = observation(&server, 5);
+    assert_eq!(spin["data"]["timed_out"], true, "{spin}");
+    assert_eq!(spin["data"]["killed"], true);
+    // 6. A fork bomb is contained and killed.
+    let bomb = observation(&server, 6);
+    assert_eq!(bomb["status"], "error", "{bomb}");
+    assert_eq!(bomb["data"]["process_limit_hit"], true, "{bomb}");
+    let leftovers = std::fs::read_dir("/sys/fs/cgroup/pids")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("hermes-sandbox")
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(leftovers, 0, "sandbox cgroups are removed after each run");
+    let bomb = observation(&server, 7);
+    assert_eq!(bomb["status"], "error", "{bomb}");
+    assert_eq!(bomb["data"]["process_limit_hit"], true, "{bomb}");
+    // 7. A 10 GB allocation fails inside the sandbox.
+    let hog = observation(&server, 8);
+    assert_eq!(hog["status"], "error");
+    assert!(
+        hog["data"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("MemoryError"),
+        "{hog}"
+    );
+    // 8. Workspace files are readable from the working directory.
+    let csv = observation(&server, 9);
+    assert_eq!(csv["status"], "ok", "{csv}");
+    assert_eq!(csv["data"]["stdout"], "3 6\n");
+    assert_eq!(csv["data"]["exit_code"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn writes_are_allowed_only_when_asked_for() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        code("bash", "echo hi > made.txt && cat made.txt", 5),
+        finish("ok"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "write",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--allow-code-writes",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(observation(&server, 1)["data"]["stdout"], "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("made.txt")).unwrap(),
+        "hi\n"
+    );
+}
