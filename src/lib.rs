@@ -16,3 +16,6 @@ pub mod llm;
 pub mod telemetry;
 pub mod text;
 pub mod tools;
+
+/// Re-exported so custom tools derive `JsonSchema` with the same version Hermes reads.
+pub use schemars;

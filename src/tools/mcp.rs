@@ -62,14 +62,14 @@ impl McpServerConfig {
 
     /// The server's display name.
     pub fn display_name(&self) -> String {
+        // The first word that names a program or package (`/path/server`,
+        // `@scope/server`), skipping runners such as `npx -y` or `timeout 3`.
         self.name.clone().unwrap_or_else(|| {
-            let last = self
-                .args
-                .iter()
-                .rev()
-                .find(|a| !a.starts_with('-'))
+            let word = std::iter::once(&self.command)
+                .chain(&self.args)
+                .find(|w| w.contains('/') || w.starts_with('@'))
                 .unwrap_or(&self.command);
-            last.rsplit('/').next().unwrap_or(last).to_string()
+            word.rsplit('/').next().unwrap_or(word).to_string()
         })
     }
 }
@@ -244,6 +244,18 @@ mod tests {
                 .unwrap()
                 .display_name(),
             "server-everything"
+        );
+        assert_eq!(
+            McpServerConfig::from_command_line("timeout 3 /x/mcp-server-everything stdio")
+                .unwrap()
+                .display_name(),
+            "mcp-server-everything"
+        );
+        assert_eq!(
+            McpServerConfig::from_command_line("my-server --port 1")
+                .unwrap()
+                .display_name(),
+            "my-server"
         );
         assert!(McpServerConfig::from_command_line("  ").is_err());
     }

@@ -1,0 +1,164 @@
+//! MCP tools against a real MCP server the project did not write:
+//! `@modelcontextprotocol/server-everything` from the npm registry, which
+//! `.ci/run` installs under `.ci/node` (or point HERMES_TEST_MCP_SERVER at
+//! its `mcp-server-everything` binary).
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::{decision, finish, hermes, Reply, ScriptedServer};
+use hermes::tools::mcp::{connect, register_servers, McpServerConfig};
+use hermes::tools::{ToolStatus, Toolbox};
+use serde_json::json;
+
+fn server_binary() -> String {
+    let path = std::env::var("HERMES_TEST_MCP_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join(".ci/node/node_modules/.bin/mcp-server-everything")
+        });
+    assert!(
+        path.exists(),
+        "{} is missing: run `npm install --prefix .ci/node @modelcontextprotocol/server-everything` (as .ci/run does)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn real_server_tools_are_listed_validated_and_called() {
+    let config = McpServerConfig::from_command_line(&format!("{} stdio", server_binary())).unwrap();
+    let tools = connect(&config).await.unwrap();
+    let names: Vec<String> = tools
+        .iter()
+        .map(|t| hermes::tools::Tool::spec(t).name)
+        .collect();
+    assert!(
+        names.contains(&"echo".to_string()) && names.contains(&"get-sum".to_string()),
+        "{names:?}"
+    );
+
+    let mut toolbox = Toolbox::new();
+    assert!(register_servers(&mut toolbox, &[config]).await.is_empty());
+    // The schema became a spec: rendered into the prompt and used to validate.
+    assert!(
+        toolbox
+            .render()
+            .contains("message (string, required): Message to echo"),
+        "{}",
+        toolbox.render()
+    );
+    let sum = toolbox.call("get-sum", &json!({"a": "2", "b": 3})).await;
+    assert_eq!(sum.status, ToolStatus::Ok, "{sum:?}");
+    assert!(sum.data.to_string().contains('5'), "{sum:?}");
+    let missing = toolbox.call("echo", &json!({})).await;
+    assert!(missing
+        .error
+        .unwrap()
+        .contains("missing required parameter `message`"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hermes_run_calls_an_mcp_tool_and_survives_its_death() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        decision("echo", json!({"message": "hello from hermes"})),
+        // The server is killed 3 s after start; this call comes later.
+        Reply::Delay(
+            Duration::from_secs(4),
+            Box::new(decision("echo", json!({"message": "again"}))),
+        ),
+        finish("done"),
+    ])
+    .await;
+    let mcp = format!("timeout 3 {} stdio", server_binary());
+    let run = hermes(
+        &[
+            "run",
+            "echo twice",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--mcp",
+            &mcp,
+            "--mcp",
+            "/no/such/mcp-server",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("MCP server `mcp-server`"),
+        "a server that cannot start is reported: {}",
+        run.stderr
+    );
+    let first = server.prompt_text(1);
+    assert!(first.contains("Echo: hello from hermes"), "{first}");
+    let second = server.prompt_text(2);
+    assert!(
+        second.contains(r#"Observation (round 2): {"status":"error""#),
+        "{second}"
+    );
+    assert!(
+        second.contains("MCP server `mcp-server-everything`"),
+        "{second}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_servers_come_from_the_config_file_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("hermes.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[mcp]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+            server_binary()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        decision("get-sum", json!({"a": 40, "b": 2})),
+        finish("42"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "add",
+            "--workspace",
+            dir.path().to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        server.prompt_text(0).contains("get-sum"),
+        "tools are in the prompt"
+    );
+    assert!(
+        server.prompt_text(1).contains("42"),
+        "{}",
+        server.prompt_text(1)
+    );
+
+    std::fs::write(&config, "[[mcp]]\ncommand = \"x\"\nargz = []\n").unwrap();
+    let bad = hermes(
+        &["run", "x", "--config", config.to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("hermes.toml") && bad.stderr.contains("argz"),
+        "{}",
+        bad.stderr
+    );
+}
