@@ -356,8 +356,11 @@ async fn unknown_tools_and_bad_args_reach_the_model_as_observations() {
     )
     .await;
     assert_eq!(run.code, 0);
-        let unknown = server.prompt_text(1);
-    assert!(unknown.contains("unknown tool `fly`; available tools: http_fetch, list_dir, read_file, "), "{unknown}");
+    let unknown = server.prompt_text(1);
+    assert!(
+        unknown.contains("unknown tool `fly`; available tools: http_fetch, list_dir, read_file, "),
+        "{unknown}"
+    );
     assert!(unknown.contains("write_file, finish"), "{unknown}");
     assert!(server
         .prompt_text(2)
