@@ -9,6 +9,16 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// The last `max` characters of `s`, with `…` prepended when something was cut.
+pub fn clip_tail(s: &str, max: usize) -> String {
+    let total = s.chars().count();
+    if total <= max {
+        return s.to_string();
+    }
+    let skip = s.char_indices().nth(total - max).map_or(0, |(i, _)| i);
+    format!("…{}", &s[skip..])
+}
+
 /// `s` on one line: newlines and runs of whitespace become single spaces.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -31,6 +41,12 @@ mod tests {
     fn clip_respects_char_boundaries() {
         assert_eq!(clip("héllo", 2), "hé…");
         assert_eq!(clip("中文字", 5), "中文字");
+    }
+
+    #[test]
+    fn clip_tail_keeps_the_end() {
+        assert_eq!(clip_tail("héllo", 2), "…lo");
+        assert_eq!(clip_tail("ab", 5), "ab");
     }
 
     #[test]

@@ -32,12 +32,14 @@ pub async fn request_plan(
 ) -> (Result<Vec<PlannedSubtask>, String>, Usage) {
     let mut usage = Usage::default();
     let mut last_error = String::new();
+    let schema = plan_schema(roles);
     for attempt in 0..2 {
         let request = ChatRequest {
             messages: messages.clone(),
             temperature,
             max_tokens: PLAN_MAX_TOKENS,
             json: true,
+            schema: Some(schema.clone()),
         };
         let reply = match traced_chat(llm, &request).await {
             Ok(reply) => reply,
@@ -74,6 +76,32 @@ pub async fn request_plan(
     )
 }
 
+/// The plan's JSON schema, roles as an enum: the grammar for models that
+/// can constrain decoding.
+pub fn plan_schema(roles: &[Role]) -> serde_json::Value {
+    let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "subtasks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "role": {"type": "string", "enum": names},
+                        "goal": {"type": "string"},
+                        "depends_on": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["id", "role", "goal", "depends_on"]
+                }
+            }
+        },
+        "required": ["subtasks"]
+    })
+}
+
 /// Asks the model to write the final answer from the subtask results.
 pub async fn request_answer(
     llm: &dyn Llm,
@@ -85,6 +113,7 @@ pub async fn request_answer(
         temperature,
         max_tokens: PLAN_MAX_TOKENS,
         json: false,
+        schema: None,
     };
     match traced_chat(llm, &request).await {
         Ok(reply) if !reply.content.trim().is_empty() => {

@@ -9,10 +9,13 @@
 
 use std::time::{Duration, Instant};
 
-use crate::decision::{parse_decision, Decision, DecisionError, EXPECTED_SHAPE};
+use serde_json::{json, Value};
+
+use crate::decision::{parse_decision, Decision, DecisionError, EXPECTED_SHAPE, FINISH};
 use crate::limits::Limits;
 use crate::llm::{traced_chat, ChatMessage, ChatRequest, Llm, LlmError, Usage};
 use crate::text::clip;
+use crate::tools::Toolbox;
 
 /// How much of an unreadable reply is quoted back to the model.
 const QUOTED_REPLY_CHARS: usize = 400;
@@ -50,11 +53,41 @@ pub struct Decided {
     pub llm_time: Duration,
 }
 
+/// The decision shape as a JSON schema built from the live registry: the
+/// action name is one of the registered tools or `finish`, and each tool's
+/// args follow its spec. Models that constrain decoding cannot stray from it.
+pub fn decision_schema(toolbox: &Toolbox) -> Value {
+    let mut actions: Vec<Value> = toolbox
+        .specs()
+        .map(|spec| {
+            json!({
+                "type": "object",
+                "properties": {"name": {"const": spec.name}, "args": spec.args_schema()},
+                "required": ["name", "args"]
+            })
+        })
+        .collect();
+    actions.push(json!({
+        "type": "object",
+        "properties": {
+            "name": {"const": FINISH},
+            "args": {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]}
+        },
+        "required": ["name", "args"]
+    }));
+    json!({
+        "type": "object",
+        "properties": {"thought": {"type": "string", "maxLength": 600}, "action": {"anyOf": actions}},
+        "required": ["thought", "action"]
+    })
+}
+
 /// Asks `llm` for a decision, regenerating once on an unreadable reply.
 pub async fn decide(
     llm: &dyn Llm,
     messages: Vec<ChatMessage>,
     limits: &Limits,
+    schema: &Value,
 ) -> Result<Decided, LlmError> {
     let started = Instant::now();
     let mut request = ChatRequest {
@@ -62,6 +95,7 @@ pub async fn decide(
         temperature: limits.temperature,
         max_tokens: limits.max_tokens,
         json: true,
+        schema: Some(schema.clone()),
     };
     let first = traced_chat(llm, &request).await?;
     let mut usage = first.usage;

@@ -95,12 +95,16 @@ pub struct Agent {
     role: String,
     subtask: Option<String>,
     trace_parent: HashMap<String, String>,
+    /// The decision schema of this toolbox, built once.
+    schema: Arc<serde_json::Value>,
 }
 
 impl Agent {
     /// An agent with default limits and identity.
     pub fn new(llm: Arc<dyn Llm>, toolbox: Arc<Toolbox>) -> Self {
+        let schema = Arc::new(decide::decision_schema(&toolbox));
         Self {
+            schema,
             llm,
             toolbox,
             limits: Limits::default(),
@@ -256,7 +260,7 @@ impl Agent {
         let messages = perceive::messages(system, goal, journal.entries(), &self.limits, time_left);
         let decided = match timeout_at(
             deadline,
-            decide::decide(self.llm.as_ref(), messages, &self.limits),
+            decide::decide(self.llm.as_ref(), messages, &self.limits, &self.schema),
         )
         .await
         {

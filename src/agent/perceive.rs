@@ -76,11 +76,16 @@ pub fn messages(
     }
     let mut out = vec![ChatMessage::system(system)];
     let next_round = history.len() + 1;
-    let reminder = format!(
-        "Goal: {goal}\nRound {next_round} of {}; {}s left. Reply with one JSON object.",
+    let mut reminder = format!(
+        "Goal: {goal}\nRound {next_round} of {}; {}s left.",
         limits.max_rounds,
         time_left.as_secs()
     );
+    if let Some(last) = history.last().filter(|e| !e.is_error()) {
+        // Small models tend to redo the step that just worked; say it is done.
+        let _ = write!(reminder, " Round {} ({}) succeeded: do not repeat it; take the next step toward the goal, or finish if the goal is reached.", last.round, last.action);
+    }
+    reminder.push_str(" Reply with one JSON object.");
     if recent.is_empty() {
         out.push(ChatMessage::user(format!("{opening}\n\n{reminder}")));
         return out;

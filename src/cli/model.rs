@@ -5,7 +5,9 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 use hermes::llm::openai::DEFAULT_BASE_URL;
-use hermes::llm::{OpenAiClient, OpenAiConfig};
+use std::sync::Arc;
+
+use hermes::llm::{Llm, OpenAiClient, OpenAiConfig};
 
 /// Where the model is and how to reach it.
 #[derive(Debug, Clone, Args)]
@@ -22,11 +24,71 @@ pub struct ModelArgs {
     /// Seconds to wait for one model request.
     #[arg(long, default_value_t = 120, value_name = "SECS")]
     pub request_timeout: u64,
+    /// `openai` (any OpenAI-compatible server) or `local` (a GGUF file run
+    /// in-process; needs the local-llm feature). Default: local when a
+    /// model path is set and no base URL is, else openai.
+    #[arg(long, value_parser = ["openai", "local"])]
+    pub provider: Option<String>,
+    /// GGUF model file for the local provider.
+    #[arg(long, env = "HERMES_MODEL_PATH", value_name = "FILE")]
+    pub model_path: Option<std::path::PathBuf>,
+    /// CPU threads for the local provider (default: physical cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Context window of the local provider, in tokens.
+    #[arg(long, default_value_t = 4096, value_name = "TOKENS")]
+    pub context_size: u32,
+    /// Let the local model write freely instead of constraining it to the
+    /// decision grammar (to measure the lenient parser).
+    #[arg(long)]
+    pub no_grammar: bool,
 }
 
 impl ModelArgs {
-    /// Builds the client; `matches` tells where `--base-url` came from, for
-    /// the error shown when nothing answers there.
+    /// The model to use: the in-process one or an HTTP client, as
+    /// `--provider` (or its default) says.
+    pub fn llm(&self, matches: Option<&ArgMatches>) -> Result<Arc<dyn Llm>, String> {
+        if self.is_local(matches) {
+            return self.local();
+        }
+        Ok(Arc::new(self.client(matches)?))
+    }
+
+    /// Whether the in-process model is used: `--provider local`, or a model
+    /// path with no base URL given by flag or environment.
+    pub fn is_local(&self, matches: Option<&ArgMatches>) -> bool {
+        let base_url_given = matches
+            .and_then(|m| m.value_source("base_url"))
+            .is_some_and(|s| matches!(s, ValueSource::CommandLine | ValueSource::EnvVariable));
+        match self.provider.as_deref() {
+            Some(p) => p == "local",
+            None => self.model_path.is_some() && !base_url_given,
+        }
+    }
+
+    #[cfg(feature = "local-llm")]
+    fn local(&self) -> Result<Arc<dyn Llm>, String> {
+        use hermes::llm::local::{LocalConfig, LocalLlm};
+        let path = self
+            .model_path
+            .clone()
+            .ok_or("--provider local needs --model-path FILE.gguf (or HERMES_MODEL_PATH)")?;
+        let mut config = LocalConfig::new(path);
+        if let Some(threads) = self.threads {
+            config.threads = threads.max(1);
+        }
+        config.context_size = self.context_size.max(256);
+        config.grammar = !self.no_grammar;
+        Ok(Arc::new(LocalLlm::load(config).map_err(|e| e.to_string())?))
+    }
+
+    #[cfg(not(feature = "local-llm"))]
+    fn local(&self) -> Result<Arc<dyn Llm>, String> {
+        Err("this hermes was built without the local model provider; rebuild with `cargo build --release --features local-llm` (needs cmake, clang, libclang-dev)".into())
+    }
+
+    /// Builds the HTTP client; `matches` tells where `--base-url` came
+    /// from, for the error shown when nothing answers there.
     pub fn client(&self, matches: Option<&ArgMatches>) -> Result<OpenAiClient, String> {
         let mut config = OpenAiConfig::new(self.base_url.clone(), self.model.clone());
         config.api_key = self

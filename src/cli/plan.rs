@@ -92,9 +92,16 @@ async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, 
             eprintln!("warning: role `{}` lists `{tool}`, which is not available here; it runs without it", role.name);
         }
     }
-    let llm: Arc<dyn Llm> = Arc::new(args.model.client(matches)?);
+    let llm: Arc<dyn Llm> = args.model.llm(matches)?;
     let model_args = args.model.clone();
+    let default_llm = Arc::clone(&llm);
+    // Roles that name a model get a client for it on the same server; the
+    // in-process model serves every role.
+    let local = args.model.is_local(matches);
     let factory: ModelFactory = Arc::new(move |name: &str| {
+        if local {
+            return Ok(Arc::clone(&default_llm));
+        }
         let mut per_role = model_args.clone();
         per_role.model = name.to_string();
         per_role.client(None).map(|c| Arc::new(c) as Arc<dyn Llm>)

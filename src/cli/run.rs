@@ -73,7 +73,7 @@ pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>) -> i32 {
 async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let llm = args.model.client(matches)?;
+    let llm = args.model.llm(matches)?;
     let toolbox = args.tools.toolbox(&workspace).await?;
     let limits = Limits {
         max_rounds: args.max_rounds.max(1),
@@ -81,7 +81,7 @@ async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, 
         temperature: args.temperature,
         ..Limits::default()
     };
-    let mut agent = Agent::new(Arc::new(llm), Arc::new(toolbox))
+    let mut agent = Agent::new(llm, Arc::new(toolbox))
         .with_limits(limits)
         .on_round(Arc::new(print_round));
     if let Some(path) = &args.journal {

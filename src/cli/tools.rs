@@ -36,6 +36,9 @@ pub struct ToolArgs {
     /// Config file with [[mcp]] tables (default: ./hermes.toml when present).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Offer only these tools (comma-separated names), e.g. --tools read_file,write_file.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub tools: Option<Vec<String>>,
 }
 
 impl ToolArgs {
@@ -94,7 +97,19 @@ impl ToolArgs {
         for warning in mcp::register_servers(&mut toolbox, &self.mcp_servers()?).await {
             eprintln!("warning: {warning}; continuing without its tools");
         }
-        Ok(toolbox)
+        match &self.tools {
+            None => Ok(toolbox),
+            Some(names) => {
+                let known = known_tools(&toolbox);
+                if let Some(unknown) = names.iter().find(|n| !known.contains(&n.as_str())) {
+                    return Err(format!(
+                        "--tools: unknown tool `{unknown}`; available tools: {}",
+                        toolbox.names().join(", ")
+                    ));
+                }
+                Ok(toolbox.subset(names))
+            }
+        }
     }
 }
 

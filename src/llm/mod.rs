@@ -6,6 +6,8 @@
 //! replays fixed answers for tests and offline demos.
 
 mod error;
+#[cfg(feature = "local-llm")]
+pub mod local;
 pub mod openai;
 pub mod scripted;
 mod traced;
@@ -74,6 +76,10 @@ pub struct ChatRequest {
     pub max_tokens: u32,
     /// Ask the server for a JSON object answer where it supports that.
     pub json: bool,
+    /// A JSON schema the answer must follow, for models that can constrain
+    /// decoding (the in-process model turns it into a grammar); servers
+    /// that cannot are only asked for JSON.
+    pub schema: Option<serde_json::Value>,
 }
 
 /// Token counts as reported by the server (zero when it reports none).

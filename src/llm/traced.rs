@@ -9,7 +9,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::{ChatRequest, ChatResponse, Llm, LlmError};
 use crate::telemetry::{record_content, set_error, CONTENT_CHARS};
-use crate::text::clip;
+use crate::text::{clip, clip_tail};
 
 /// Sends `request` to `llm` inside an `llm.call` span.
 pub async fn traced_chat(llm: &dyn Llm, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
@@ -21,8 +21,10 @@ pub async fn traced_chat(llm: &dyn Llm, request: &ChatRequest) -> Result<ChatRes
         gen_ai.request.max_tokens = i64::from(request.max_tokens),
     );
     if record_content() {
+        // The end of the conversation (latest observation, restated goal) is
+        // what explains the next decision; the system prompt is the same every round.
         let prompt = serde_json::to_string(&request.messages).unwrap_or_default();
-        span.set_attribute("gen_ai.prompt", clip(&prompt, CONTENT_CHARS));
+        span.set_attribute("gen_ai.prompt", clip_tail(&prompt, CONTENT_CHARS));
     }
     let result = llm.chat(request).instrument(span.clone()).await;
     match &result {

@@ -137,6 +137,29 @@ impl ToolSpec {
         self.params.iter().find(|p| p.name == name)
     }
 
+    /// The tool's args as a JSON schema object (types, required, enums), for
+    /// models that constrain decoding to a schema.
+    pub fn args_schema(&self) -> Value {
+        let properties: serde_json::Map<String, Value> = self
+            .params
+            .iter()
+            .map(|p| {
+                let mut schema = serde_json::json!({ "type": p.kind.as_str() });
+                if !p.allowed.is_empty() {
+                    schema["enum"] = Value::Array(p.allowed.clone());
+                }
+                (p.name.clone(), schema)
+            })
+            .collect();
+        let required: Vec<&str> = self
+            .params
+            .iter()
+            .filter(|p| p.required)
+            .map(|p| p.name.as_str())
+            .collect();
+        serde_json::json!({ "type": "object", "properties": properties, "required": required })
+    }
+
     /// The prompt text for this tool: name, description, parameters, examples.
     pub fn render(&self) -> String {
         let mut out = format!("- {}: {}\n", self.name, self.description);
