@@ -39,7 +39,7 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
     p.push_str("Tools (use only these names and parameters):\n");
     p.push_str(&toolbox.render());
     p.push_str(
-        "- finish: End the run and give the final answer.\n    result (string, required): the final answer; if the goal cannot be reached, a progress report of what was done and what is missing\n    example args: {\"result\": \"...\"}\n\n",
+                "- finish: End the run and give the final answer. Call it only after the goal is done.\n    result (string, required): the final answer itself, written out in full (not a placeholder); if the goal cannot be reached, a progress report of what was done and what is missing\n\n",
     );
     p.push_str("How to work:\n");
     p.push_str("- One action per reply. After it you receive an observation: {\"status\": \"ok\"|\"error\", \"data\": ..., \"error\": ...}.\n");
@@ -76,29 +76,36 @@ pub fn messages(
     }
     let mut out = vec![ChatMessage::system(system)];
     let next_round = history.len() + 1;
-    let mut reminder = format!(
-        "Goal: {goal}\nRound {next_round} of {}; {}s left.",
+    let mut next = format!(
+        "Round {next_round} of {}; {}s left.",
         limits.max_rounds,
         time_left.as_secs()
     );
     if let Some(last) = history.last().filter(|e| !e.is_error()) {
         // Small models tend to redo the step that just worked; say it is done.
-        let _ = write!(reminder, " Round {} ({}) succeeded: do not repeat it; take the next step toward the goal, or finish if the goal is reached.", last.round, last.action);
+        let _ = write!(
+            next,
+            " Round {} ({}) succeeded and its result is in the observation above: do not repeat it; use that result for the next step toward the goal, or finish if the goal is reached.",
+            last.round, last.action
+        );
     }
-    reminder.push_str(" Reply with one JSON object.");
+    next.push_str(" Reply with one JSON object.");
     if recent.is_empty() {
-        out.push(ChatMessage::user(format!("{opening}\n\n{reminder}")));
+        out.push(ChatMessage::user(format!("{opening}\n\n{next}")));
         return out;
     }
     out.push(ChatMessage::user(opening));
     for (i, entry) in recent.iter().enumerate() {
         out.push(ChatMessage::assistant(replayed_reply(entry)));
-        let mut observation = format!("Observation (round {}): {}", entry.round, entry.observation);
+        let observation = format!("Observation (round {}): {}", entry.round, entry.observation);
         if i + 1 == recent.len() {
-            observation.push_str("\n\n");
-            observation.push_str(&reminder);
+            // The latest turn opens with the goal, then the news, then what to do.
+            out.push(ChatMessage::user(format!(
+                "Goal: {goal}\n\n{observation}\n\n{next}"
+            )));
+        } else {
+            out.push(ChatMessage::user(observation));
         }
-        out.push(ChatMessage::user(observation));
     }
     out
 }

@@ -84,8 +84,7 @@ pub enum DecisionError {
 }
 
 /// The decision shape the model is asked for, shown again after a parse error.
-pub const EXPECTED_SHAPE: &str =
-    r#"{"thought": "why this step", "action": {"name": "<tool name or finish>", "args": {...}}}"#;
+pub const EXPECTED_SHAPE: &str = r#"{"thought": "what the last observation showed and what the next step is", "action": {"name": "<tool name or finish>", "args": {...}}}"#;
 
 /// Reads a decision from raw model output, repairing and reshaping it leniently.
 ///

@@ -33,7 +33,9 @@ impl Tool for WriteFile {
             .required(),
         )
         .param(ParamSpec::new("content", ParamKind::String, "the full text to write").required())
-        .example(json!({"path": "summary.md", "content": "# Summary\n..."}))
+        .example(
+            json!({"path": "report.md", "content": "# Report\nThe build passed on all targets."}),
+        )
         .idempotent()
     }
 

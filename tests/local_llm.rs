@@ -1,0 +1,242 @@
+//! The in-process model (`--features local-llm`) on a real GGUF model:
+//! Qwen2.5-Coder-1.5B-Instruct from `scripts/fetch-model.sh 1.5b`, one
+//! thread. Skipped (with a message) when the model is absent, unless
+//! HERMES_REQUIRE_LOCAL_MODEL=1 (CI sets it), which makes absence a failure.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn model() -> Option<PathBuf> {
+    let path = std::env::var("HERMES_TEST_MODEL_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("HERMES_REQUIRE_LOCAL_MODEL").is_err(),
+        "{} is missing: run scripts/fetch-model.sh 1.5b",
+        path.display()
+    );
+    eprintln!(
+        "skipped: no model at {} (run scripts/fetch-model.sh 1.5b)",
+        path.display()
+    );
+    None
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+async fn hermes(args: &[&str], model: &std::path::Path) -> Run {
+    let started = Instant::now();
+    let output = tokio::process::Command::new(common::hermes_bin())
+        .args(args)
+        .args(["--model-path", model.to_str().unwrap(), "--threads", "1"])
+        .env_remove("HERMES_BASE_URL")
+        .env_remove("HERMES_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .await
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        took: started.elapsed(),
+    }
+}
+
+fn last_json(stdout: &str) -> Value {
+    serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("no JSON outcome ({e}): {stdout}"))
+}
+
+fn journal(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("notes.txt"),
+        "Hermes ships the loop first.\nThe planner comes next.\nDocs by Ana.\n",
+    )
+    .unwrap();
+    ws
+}
+
+const TASK: &str = "Read notes.txt and write a one-line summary of it to summary.txt, then finish.";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grammar_constrained_run_finishes_a_file_task_with_no_server() {
+    let Some(model) = model() else { return };
+    let ws = workspace();
+    let journal_path = ws.path().join("run.jsonl");
+    let ws_arg = ws.path().to_str().unwrap();
+    let run = hermes(
+        &[
+            "run",
+            TASK,
+            "--workspace",
+            ws_arg,
+            "--tools",
+            "read_file,write_file,list_dir",
+            "--journal",
+            journal_path.to_str().unwrap(),
+            "--json",
+        ],
+        &model,
+    )
+    .await;
+    let outcome = last_json(&run.stdout);
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    assert_eq!(outcome["status"], "finished");
+    assert!(
+        ws.path().join("summary.txt").is_file(),
+        "summary.txt was written"
+    );
+    // Grammar-constrained: every round's reply was a valid decision, read without repair.
+    for round in journal(&journal_path) {
+        assert_ne!(round["action"], "(unparsed)", "{round}");
+        assert_eq!(round["regenerated"], false, "{round}");
+    }
+    assert!(outcome["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+    eprintln!(
+        "local file task: {} rounds in {:?}",
+        outcome["rounds"], run.took
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn free_output_without_grammar_finishes_or_stops_cleanly() {
+    let Some(model) = model() else { return };
+    let ws = workspace();
+    let run = hermes(
+        &[
+            "run",
+            TASK,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--tools",
+            "read_file,write_file,list_dir",
+            "--no-grammar",
+            "--max-rounds",
+            "4",
+            "--json",
+        ],
+        &model,
+    )
+    .await;
+    let outcome = last_json(&run.stdout);
+    assert!(
+        [0, 3].contains(&run.code),
+        "finished or stopped by a guard, never a crash: {}",
+        run.stderr
+    );
+    assert!(["finished", "max_rounds", "repetition", "timeout"]
+        .contains(&outcome["status"].as_str().unwrap()));
+    assert!(!outcome["progress"].as_str().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wall_clock_stops_generation_mid_way() {
+    let Some(model) = model() else { return };
+    let ws = workspace();
+    let run = hermes(
+        &[
+            "run",
+            "Write a 3000-word essay on the history of computing, in the thought field, before choosing any action.",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--no-grammar",
+            "--timeout",
+            "5",
+            "--json",
+        ],
+        &model,
+    )
+    .await;
+    let outcome = last_json(&run.stdout);
+    assert_eq!(outcome["status"], "timeout", "{}", run.stderr);
+    assert_eq!(run.code, 3);
+    // Model loading comes before the clock starts; the run itself ends
+    // within about a second of its 5 s deadline (the report says how long it ran).
+    let progress = outcome["progress"].as_str().unwrap();
+    let seconds: f64 = progress
+        .split(" in ")
+        .nth(1)
+        .and_then(|s| s.split('s').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(f64::MAX);
+    assert!(seconds < 6.5, "the run took {seconds}s: {progress}");
+    assert!(run.took < Duration::from_secs(30), "took {:?}", run.took);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_smoke_test_with_two_roles() {
+    let Some(model) = model() else { return };
+    let ws = workspace();
+    let roles = tempfile::tempdir().unwrap();
+    std::fs::write(
+        roles.path().join("reader.toml"),
+        "name = \"reader\"\ndescription = \"Reads files and reports what they say.\"\nsystem_prompt = \"You read files.\"\ntools = [\"read_file\", \"list_dir\"]\n[limits]\nmax_rounds = 4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        roles.path().join("writer.toml"),
+        "name = \"writer\"\ndescription = \"Writes files from given facts.\"\nsystem_prompt = \"You write files.\"\ntools = [\"write_file\"]\n[limits]\nmax_rounds = 4\n",
+    )
+    .unwrap();
+    let run = hermes(
+        &[
+            "plan",
+            TASK,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--concurrency",
+            "1",
+            "--max-replans",
+            "1",
+            "--timeout",
+            "600",
+            "--json",
+        ],
+        &model,
+    )
+    .await;
+    let report = last_json(&run.stdout);
+    assert!([0, 3].contains(&run.code), "{}", run.stderr);
+    let subtasks = report["subtasks"].as_array().unwrap();
+    assert!(!subtasks.is_empty());
+    // The plan was grammar-constrained: every role is a registered one.
+    for s in subtasks {
+        assert!(
+            ["reader", "writer"].contains(&s["role"].as_str().unwrap()),
+            "{s}"
+        );
+    }
+    eprintln!(
+        "local plan: {} with {} subtasks in {:?}",
+        report["status"],
+        subtasks.len(),
+        run.took
+    );
+}
