@@ -46,13 +46,13 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
     p.push_str("- Base your answer on observations, not guesses. Read what you need before you write or answer.\n");
     p.push_str("- On an error, read the message: fix the arguments and retry, or change approach. Never repeat an identical call; the same call 3 times in 5 rounds stops the run.\n");
     p.push_str("- When the goal is reached, call finish with the answer in args.result. If you cannot reach it, call finish with a progress report.\n");
+    // No bare character counts here: small models read "2000 characters"
+    // as a length the answer must reach.
     let _ = write!(
         p,
-        "- Limits: at most {} rounds and {} seconds in total. Observations longer than {} characters or {} lines are truncated.",
+        "- Limits: at most {} rounds and {} seconds in total. A long observation is cut, and a note at its end says what was left out.",
         limits.max_rounds,
         limits.timeout.as_secs(),
-        limits.observation_chars,
-        limits.observation_lines
     );
     p
 }
