@@ -584,10 +584,7 @@ impl PlannerState {
         let goal = live.run.executor_goal(&spec);
         let elapsed = live.run.started.elapsed();
         let report = progress_report(&goal, StopStatus::Error, &history, elapsed, Some(&error));
-        let usage = history.iter().fold(Usage::default(), |mut u, e| {
-            u += e.tokens;
-            u
-        });
+        let usage = history.iter().map(|e| e.tokens).sum();
         let progress = format!("crashed again after a restart: {error}\n{report}");
         self.fail_subtask(
             myself,
@@ -625,10 +622,7 @@ impl PlannerState {
                 live.run.started.elapsed(),
                 None,
             );
-            let usage = history.iter().fold(Usage::default(), |mut u, e| {
-                u += e.tokens;
-                u
-            });
+            let usage = history.iter().map(|e| e.tokens).sum();
             live.run
                 .note_cancelled(&id, history.len() as u32, report, usage);
             self.emit(PlanEvent::Cancelled { id });

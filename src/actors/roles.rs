@@ -353,15 +353,7 @@ temperature = 0.1
     #[test]
     fn shipped_roles_load() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents");
-        let builtin = [
-            "read_file",
-            "write_file",
-            "list_dir",
-            "run_code",
-            "http_fetch",
-            "web_search",
-        ];
-        let registry = RoleRegistry::load_dir(&dir, &builtin).unwrap();
+        let registry = RoleRegistry::load_dir(&dir, crate::tools::builtin::NAMES).unwrap();
         assert!(registry.all().len() >= 4);
     }
 }

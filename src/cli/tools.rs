@@ -7,16 +7,6 @@ use hermes::tools::builtin::{self, HttpFetch, HttpFetchConfig, SearchProvider, W
 use hermes::tools::mcp::{self, McpConfigFile, McpServerConfig};
 use hermes::tools::{Toolbox, Workspace};
 
-/// Every built-in tool name, available here or not (roles may name them).
-pub const BUILTIN_TOOLS: &[&str] = &[
-    "read_file",
-    "write_file",
-    "list_dir",
-    "run_code",
-    "http_fetch",
-    "web_search",
-];
-
 /// Which tools the agents get and how they are limited.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ToolArgs {
@@ -117,7 +107,7 @@ impl ToolArgs {
 /// that are unavailable here (dropped from the role with a warning).
 pub fn known_tools(toolbox: &Toolbox) -> Vec<&str> {
     let registered = toolbox.names();
-    let missing: Vec<&str> = BUILTIN_TOOLS
+    let missing: Vec<&str> = builtin::NAMES
         .iter()
         .copied()
         .filter(|b| !registered.contains(b))

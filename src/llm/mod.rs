@@ -98,6 +98,15 @@ impl Usage {
     }
 }
 
+impl std::iter::Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Self {
+        iter.fold(Usage::default(), |mut total, u| {
+            total += u;
+            total
+        })
+    }
+}
+
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, rhs: Self) {
         self.prompt_tokens += rhs.prompt_tokens;

@@ -90,6 +90,21 @@ impl Workspace {
         }
     }
 
+    /// Resolves the `path` argument of a file tool: the absolute path and
+    /// its workspace-relative form for messages, or the refusal.
+    pub fn resolve_arg(
+        &self,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(PathBuf, String), ToolError> {
+        let path = self.resolve(
+            args.get("path")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("."),
+        )?;
+        let shown = self.display(&path);
+        Ok((path, shown))
+    }
+
     /// `path` relative to the root, for messages.
     pub fn display(&self, path: &Path) -> String {
         let rel = path

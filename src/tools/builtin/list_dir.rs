@@ -37,10 +37,7 @@ impl Tool for ListDir {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let path = self
-            .workspace
-            .resolve(args.get("path").and_then(Value::as_str).unwrap_or("."))?;
-        let shown = self.workspace.display(&path);
+        let (path, shown) = self.workspace.resolve_arg(&args)?;
         let mut reader = tokio::fs::read_dir(&path)
             .await
             .map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))?;

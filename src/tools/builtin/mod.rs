@@ -17,6 +17,17 @@ pub use write_file::WriteFile;
 use super::sandbox::{probe, SandboxConfig};
 use super::{Toolbox, Workspace};
 
+/// Every built-in tool's name, whether or not it is available on this
+/// machine (roles may name them; unavailable ones are dropped with a warning).
+pub const NAMES: &[&str] = &[
+    "read_file",
+    "write_file",
+    "list_dir",
+    "run_code",
+    "http_fetch",
+    "web_search",
+];
+
 /// Registers `run_code` when bubblewrap can sandbox it here; otherwise
 /// returns why not (the caller logs it once) and registers nothing. Code
 /// is never run unsandboxed.

@@ -42,10 +42,7 @@ impl Tool for ReadFile {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let path = self
-            .workspace
-            .resolve(args["path"].as_str().unwrap_or_default())?;
-        let shown = self.workspace.display(&path);
+        let (path, shown) = self.workspace.resolve_arg(&args)?;
         if path.is_dir() {
             return Err(ToolError::new(format!(
                 "`{shown}` is a directory; use list_dir"
