@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{decision, finish, text, Reply, ScriptedServer};
+use common::{decision, finish, messages_text as all_text, text, Reply, ScriptedServer};
 use hermes::actors::{Faults, Hermes, RoleRegistry, TaskReport, TaskRequest};
 use hermes::llm::{OpenAiClient, OpenAiConfig};
 use hermes::tools::{builtin, Toolbox, Workspace};
@@ -43,16 +43,6 @@ fn kind(request: &Value) -> Kind {
             .unwrap_or_default();
         Kind::Step(goal.to_string())
     }
-}
-
-fn all_text(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn plan(subtasks: Value) -> Reply {

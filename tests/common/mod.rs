@@ -119,14 +119,22 @@ impl ScriptedServer {
 
     /// The `messages` of request `i`, concatenated as one text.
     pub fn prompt_text(&self, i: usize) -> String {
-        self.requests()[i]["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
+        messages_text(&self.requests()[i])
     }
+}
+
+/// The `messages` of a chat request body, concatenated as one text.
+pub fn messages_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .map(|m| m["content"].as_str().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
 }
 
 async fn complete(State(shared): State<Arc<Shared>>, body: String) -> Response {
