@@ -8,6 +8,18 @@ use std::time::{Duration, Instant};
 use common::{decision, finish, hermes, text, Reply, ScriptedServer};
 use serde_json::json;
 
+/// `hermes run TASK --workspace WS EXTRA…` against the scripted `server`.
+async fn run_in(
+    task: &str,
+    ws: &std::path::Path,
+    server: &ScriptedServer,
+    extra: &[&str],
+) -> common::Run {
+    let mut args = vec!["run", task, "--workspace", ws.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    hermes(&args, &server.base_url).await
+}
+
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -31,15 +43,11 @@ async fn finishes_a_file_task_and_reports_json_outcome() {
         finish("Wrote out/summary.txt"),
     ])
     .await;
-    let run = hermes(
-        &[
-            "run",
-            "Summarise notes.txt into out/summary.txt",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
+    let run = run_in(
+        "Summarise notes.txt into out/summary.txt",
+        ws.path(),
+        &server,
+        &["--json"],
     )
     .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
@@ -71,11 +79,7 @@ async fn finishes_a_file_task_and_reports_json_outcome() {
 async fn plain_output_prints_the_result_on_stdout() {
     let ws = workspace();
     let server = ScriptedServer::start(vec![finish("forty-two")]).await;
-    let run = hermes(
-        &["run", "answer", "--workspace", ws.path().to_str().unwrap()],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("answer", ws.path(), &server, &[]).await;
     assert_eq!(run.code, 0);
     assert_eq!(run.stdout.trim(), "forty-two");
 }
@@ -87,17 +91,11 @@ async fn max_rounds_guard_stops_with_exit_3_and_a_progress_report() {
         .map(|i| decision("list_dir", json!({"path": format!("d{i}")})))
         .collect();
     let server = ScriptedServer::start(replies).await;
-    let run = hermes(
-        &[
-            "run",
-            "explore",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--max-rounds",
-            "3",
-            "--json",
-        ],
-        &server.base_url,
+    let run = run_in(
+        "explore",
+        ws.path(),
+        &server,
+        &["--max-rounds", "3", "--json"],
     )
     .await;
     assert_eq!(run.code, 3);
@@ -128,17 +126,7 @@ async fn repetition_guard_stops_three_identical_calls() {
         finish("never"),
     ])
     .await;
-    let run = hermes(
-        &[
-            "run",
-            "loop",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("loop", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 3);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "repetition");
@@ -154,17 +142,7 @@ async fn unreadable_reply_is_regenerated_once_then_becomes_a_parse_error_observa
         finish("done after the parse error"),
     ])
     .await;
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.outcome()["rounds"], 2);
     let requests = server.requests();
@@ -187,17 +165,7 @@ async fn unreadable_reply_is_regenerated_once_then_becomes_a_parse_error_observa
 async fn a_model_that_never_writes_json_is_stopped_by_repetition_early() {
     let ws = workspace();
     let server = ScriptedServer::with_responder(|_| text("Sure, I can help with that!")).await;
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 3);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "repetition");
@@ -209,17 +177,7 @@ async fn a_model_that_never_writes_json_is_stopped_by_repetition_early() {
 async fn regeneration_that_works_costs_no_round() {
     let ws = workspace();
     let server = ScriptedServer::start(vec![text("hmm"), finish("ok")]).await;
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 0);
     let outcome = run.outcome();
     assert_eq!(outcome["rounds"], 1);
@@ -238,19 +196,7 @@ async fn wall_clock_timeout_stops_a_slow_model() {
     ])
     .await;
     let started = Instant::now();
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--timeout",
-            "2",
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &["--timeout", "2", "--json"]).await;
     assert_eq!(run.code, 3, "{}", run.stderr);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "timeout");
@@ -272,17 +218,7 @@ async fn transient_503s_are_retried() {
         finish("made it"),
     ])
     .await;
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.outcome()["result"], "made it");
     assert_eq!(server.requests().len(), 3);
@@ -292,17 +228,7 @@ async fn transient_503s_are_retried() {
 async fn persistent_503s_end_in_an_error_after_three_attempts() {
     let ws = workspace();
     let server = ScriptedServer::with_responder(|_| Reply::Status(503, "down".into())).await;
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 1);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "error");
@@ -344,17 +270,7 @@ async fn unknown_tools_and_bad_args_reach_the_model_as_observations() {
         finish("gave up"),
     ])
     .await;
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 0);
     let unknown = server.prompt_text(1);
     assert!(
@@ -386,11 +302,7 @@ async fn path_escapes_are_refused_and_nothing_outside_is_touched() {
         finish("refused"),
     ])
     .await;
-    let run = hermes(
-        &["run", "task", "--workspace", ws.to_str().unwrap(), "--json"],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", &ws, &server, &["--json"]).await;
     assert_eq!(run.code, 0);
     for i in 1..=3 {
         let prompt = server.prompt_text(i);
@@ -413,11 +325,7 @@ async fn long_observations_are_truncated_with_a_note() {
         finish("ok"),
     ])
     .await;
-    let run = hermes(
-        &["run", "task", "--workspace", ws.path().to_str().unwrap()],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("task", ws.path(), &server, &[]).await;
     assert_eq!(run.code, 0);
     let prompt = server.prompt_text(1);
     assert!(
@@ -443,17 +351,11 @@ async fn thirty_round_task_keeps_the_prompt_bounded() {
         .collect();
     replies.push(finish("read them all"));
     let server = ScriptedServer::start(replies).await;
-    let run = hermes(
-        &[
-            "run",
-            "read every file",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--max-rounds",
-            "30",
-            "--json",
-        ],
-        &server.base_url,
+    let run = run_in(
+        "read every file",
+        ws.path(),
+        &server,
+        &["--max-rounds", "30", "--json"],
     )
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -487,17 +389,7 @@ async fn non_ascii_goal_and_files_reach_the_model_unescaped() {
         finish("完成"),
     ])
     .await;
-    let run = hermes(
-        &[
-            "run",
-            "总结笔记",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let run = run_in("总结笔记", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 0);
     assert_eq!(run.outcome()["result"], "完成");
     let bodies = server.bodies();
@@ -511,16 +403,11 @@ async fn journal_file_gets_one_line_per_round() {
     let ws = workspace();
     let journal = ws.path().join("run.jsonl");
     let server = ScriptedServer::start(vec![decision("list_dir", json!({})), finish("ok")]).await;
-    let run = hermes(
-        &[
-            "run",
-            "task",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--journal",
-            journal.to_str().unwrap(),
-        ],
-        &server.base_url,
+    let run = run_in(
+        "task",
+        ws.path(),
+        &server,
+        &["--journal", journal.to_str().unwrap()],
     )
     .await;
     assert_eq!(run.code, 0);
