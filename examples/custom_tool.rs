@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use hermes::agent::Agent;
+use hermes::agent::{Agent, CancellationToken};
 use hermes::llm::ScriptedLlm;
 use hermes::tools::{tool_fn, ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Toolbox};
 use schemars::JsonSchema;
@@ -79,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 e.round, e.action, e.status, e.observation
             )
         }))
-        .run("How warm is Lisbon in Fahrenheit?")
+        .run("How warm is Lisbon in Fahrenheit?", &CancellationToken::new())
         .await;
     println!("{}", outcome.result.unwrap_or(outcome.progress));
     Ok(())

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use hermes::agent::Agent;
+use hermes::agent::{Agent, CancellationToken};
 use hermes::llm::ScriptedLlm;
 use hermes::tools::{builtin, Toolbox, Workspace};
 
@@ -37,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .on_round(Arc::new(|e| {
             eprintln!("[round {}] {} {}", e.round, e.action, e.status)
         }))
-        .run("Summarise notes.txt into summary.md")
+        .run("Summarise notes.txt into summary.md", &CancellationToken::new())
         .await;
 
     println!("{}", serde_json::to_string_pretty(&outcome)?);

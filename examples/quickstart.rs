@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use hermes::agent::Agent;
+use hermes::agent::{Agent, CancellationToken};
 use hermes::limits::Limits;
 use hermes::llm::openai::DEFAULT_BASE_URL;
 use hermes::llm::{OpenAiClient, OpenAiConfig};
@@ -42,7 +42,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let outcome = Agent::new(llm, Arc::new(toolbox))
         .with_limits(limits)
-        .run(&goal)
+        .run(&goal, &CancellationToken::new())
         .await;
 
     println!("status: {}", outcome.status.as_str());

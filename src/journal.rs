@@ -6,15 +6,15 @@
 //! canonical args hash, the observation status, the observation as the
 //! model saw it, tokens and durations.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tokio::io::{AsyncWriteExt, BufWriter};
 
 use crate::llm::Usage;
+use crate::tools::ToolStatus;
 
 /// Action name recorded for a round whose reply could not be parsed.
 pub const UNPARSED: &str = "(unparsed)";
@@ -33,7 +33,7 @@ pub struct JournalEntry {
     /// Canonical hash of name and args; equal calls have equal hashes.
     pub args_hash: String,
     /// `ok` or `error`.
-    pub status: String,
+    pub status: ToolStatus,
     /// The observation as shown to the model (already truncated).
     pub observation: String,
     /// Tokens used by this round's model calls.
@@ -63,7 +63,7 @@ impl JournalEntry {
             action: action.to_string(),
             args_hash: action_hash(action, &args),
             args,
-            status: "ok".into(),
+            status: ToolStatus::Ok,
             observation: String::new(),
             tokens: Usage::default(),
             llm_ms: 0,
@@ -76,15 +76,18 @@ impl JournalEntry {
 
     /// Whether the observation was an error.
     pub fn is_error(&self) -> bool {
-        self.status != "ok"
+        self.status != ToolStatus::Ok
     }
 }
 
 /// The rounds of one run, optionally mirrored to a JSONL file as they happen.
+///
+/// The file is written through tokio's file API (a blocking-pool thread), so
+/// a slow disk never stalls the runtime thread the loop runs on.
 #[derive(Default)]
 pub struct Journal {
     entries: Vec<JournalEntry>,
-    sink: Option<BufWriter<File>>,
+    sink: Option<BufWriter<tokio::fs::File>>,
 }
 
 impl Journal {
@@ -94,8 +97,12 @@ impl Journal {
     }
 
     /// A journal that also appends each round to `path` as one JSON line.
-    pub fn to_file(path: &Path) -> std::io::Result<Self> {
-        let file = File::options().create(true).append(true).open(path)?;
+    pub async fn to_file(path: &Path) -> std::io::Result<Self> {
+        let file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .await?;
         Ok(Self {
             entries: Vec::new(),
             sink: Some(BufWriter::new(file)),
@@ -116,13 +123,20 @@ impl Journal {
         self
     }
 
-    /// Records a round (and writes its line, flushing, when a file is attached).
-    pub fn record(&mut self, entry: JournalEntry) {
+    /// Records a round (and writes its line, flushed, when a file is
+    /// attached: a crash loses no recorded round).
+    pub async fn record(&mut self, entry: JournalEntry) {
         if let Some(sink) = &mut self.sink {
-            let written = serde_json::to_writer(&mut *sink, &entry)
-                .map_err(std::io::Error::from)
-                .and_then(|_| sink.write_all(b"\n"))
-                .and_then(|_| sink.flush());
+            let written = match serde_json::to_vec(&entry) {
+                Ok(mut line) => {
+                    line.push(b'\n');
+                    match sink.write_all(&line).await {
+                        Ok(()) => sink.flush().await,
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(e) => Err(std::io::Error::from(e)),
+            };
             if let Err(e) = written {
                 tracing::warn!(
                     "journal line for round {} not written: {e}; journal file disabled",
@@ -134,9 +148,23 @@ impl Journal {
         self.entries.push(entry);
     }
 
+    /// Flushes and closes the file, if any (the entries stay readable).
+    pub async fn close(&mut self) {
+        if let Some(mut sink) = self.sink.take() {
+            if let Err(e) = sink.shutdown().await {
+                tracing::warn!("journal file not closed cleanly: {e}");
+            }
+        }
+    }
+
     /// Every round so far, oldest first.
     pub fn entries(&self) -> &[JournalEntry] {
         &self.entries
+    }
+
+    /// The rounds, taking them out of the journal.
+    pub fn into_entries(self) -> Vec<JournalEntry> {
+        self.entries
     }
 
     /// Reads a JSONL journal file back (lines that do not parse are skipped).
@@ -199,17 +227,19 @@ mod tests {
         assert_ne!(a, action_hash("u", &json!({"a": 1, "b": {"x": 1, "y": 2}})));
     }
 
-    #[test]
-    fn journal_file_round_trips() {
+    #[tokio::test]
+    async fn journal_file_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.jsonl");
-        let mut journal = Journal::to_file(&path).unwrap();
+        let mut journal = Journal::to_file(&path).await.unwrap();
         for round in 1..=2 {
-            journal.record(JournalEntry {
-                llm_ms: 1,
-                tool_ms: 2,
-                ..JournalEntry::new(round, "t", "read_file", json!({"path": "中文"}))
-            });
+            journal
+                .record(JournalEntry {
+                    llm_ms: 1,
+                    tool_ms: 2,
+                    ..JournalEntry::new(round, "t", "read_file", json!({"path": "中文"}))
+                })
+                .await;
         }
         let back = Journal::read(&path).unwrap();
         assert_eq!(back, journal.entries());

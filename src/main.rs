@@ -14,14 +14,18 @@ fn main() {
         Err(e) => {
             let _ = e.print();
             // Usage errors are errors (exit 1); --help and --version are not.
-            std::process::exit(if e.use_stderr() { 1 } else { 0 });
+            std::process::exit(if e.use_stderr() {
+                cli::exit::ERROR
+            } else {
+                cli::exit::OK
+            });
         }
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            std::process::exit(1);
+            std::process::exit(cli::exit::ERROR);
         }
     };
     let trace = match &cli.command {
@@ -32,6 +36,7 @@ fn main() {
     // Telemetry starts before the async runtime and stops after it, so the
     // blocking OTLP client is never created or dropped on a runtime thread.
     let config = TelemetryConfig::from_env(trace.otlp.as_deref(), trace.trace_content);
+    let exporting = config.otlp_endpoint.is_some();
     let telemetry = match telemetry::init(&config) {
         Ok(telemetry) => telemetry,
         Err(e) => {
@@ -48,9 +53,11 @@ fn main() {
     };
     let code = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => cli::run::execute(args, matches.subcommand_matches("run")).await,
+            Command::Run(args) => {
+                cli::run::execute(args, matches.subcommand_matches("run"), exporting).await
+            }
             Command::Plan(args) => {
-                cli::plan::execute(args, matches.subcommand_matches("plan")).await
+                cli::plan::execute(args, matches.subcommand_matches("plan"), exporting).await
             }
             Command::Roles(args) => cli::roles::execute(args).await,
         }

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{decision, finish, ScriptedServer};
-use hermes::agent::{Agent, StopStatus};
+use hermes::agent::{Agent, CancellationToken, StopStatus};
 use hermes::llm::{OpenAiClient, OpenAiConfig};
 use hermes::tools::{tool_fn, ToolError, Toolbox};
 use schemars::JsonSchema;
@@ -38,7 +38,7 @@ async fn derived_spec_renders_validates_and_coerces() {
     ));
     let llm = OpenAiClient::new(OpenAiConfig::new(server.base_url.clone(), "scripted")).unwrap();
     let outcome = Agent::new(Arc::new(llm), Arc::new(toolbox))
-        .run("repeat ab three times")
+        .run("repeat ab three times", &CancellationToken::new())
         .await;
     assert_eq!(outcome.status, StopStatus::Finished);
     assert!(server

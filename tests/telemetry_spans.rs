@@ -82,7 +82,7 @@ async fn span_tree_and_attributes_cover_crash_restart_and_usage() {
         .await
         .unwrap();
     let report = hermes.submit("Two steps").await.unwrap();
-    assert_eq!(report.status, "finished", "{report:?}");
+    assert_eq!(report.status.as_str(), "finished", "{report:?}");
     let trace_id = report.trace_id.clone().unwrap();
     hermes.shutdown().await;
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -134,12 +134,16 @@ async fn span_tree_and_attributes_cover_crash_restart_and_usage() {
         .iter()
         .any(|r| attr(r, "hermes.action").as_deref() == Some("list_dir")));
     let calls = find("llm.call");
-    assert!(calls
+    // The injected crash happens at the model boundary: the one call it cuts
+    // short has no answer; every other call carries its usage.
+    let answered: Vec<_> = calls
+        .iter()
+        .filter(|c| attr(c, "gen_ai.response.finish_reasons").is_some())
+        .collect();
+    assert_eq!(answered.len() + 1, calls.len());
+    assert!(answered
         .iter()
         .all(|c| attr(c, "gen_ai.usage.input_tokens").as_deref() == Some("10")));
-    assert!(calls
-        .iter()
-        .all(|c| attr(c, "gen_ai.response.finish_reasons").is_some()));
     let tools = find("tool.call");
     assert!(!tools.is_empty());
     assert!(tools

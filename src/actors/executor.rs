@@ -1,10 +1,12 @@
 //! The Executor actor: a thin, supervised shell around one Hermes loop.
 //!
-//! It receives one `SubtaskRun`, runs the loop in a task it owns (so its
-//! mailbox stays free for `Cancel`), mirrors every round into the shared
-//! journal the planner restarts from, and reports exactly one outcome to the
-//! planner. A panic inside the loop is turned into a failure of this actor,
-//! so the planner's supervision sees it as `ActorFailed`.
+//! It receives one `SubtaskRun` and runs the loop in a task it owns, so its
+//! mailbox stays free. The loop mirrors every round into its task's journal
+//! (the one a restarted executor resumes from) and stops when the
+//! executor's `CancellationToken` is cancelled: by the planner at the task
+//! deadline or at shutdown, or by this actor's own stop. The outcome goes to
+//! the planner exactly once. A panic inside the loop fails this actor, so
+//! the planner's supervision sees it as `ActorFailed`.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -12,42 +14,40 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::faults::Faults;
-use super::messages::{ExecutorMsg, PlannerMsg, SubtaskOutcome, SubtaskRun, TaskId};
+use super::messages::{ExecutorMsg, LoopPanic, PlannerMsg, SubtaskRun, TaskEvent, TaskId};
 use super::roles::Role;
-use crate::agent::{Agent, StopStatus};
+use crate::agent::Agent;
 use crate::journal::JournalEntry;
 use crate::llm::Llm;
 use crate::text::panic_message;
 use crate::tools::Toolbox;
 
-/// Rounds of every running subtask, keyed by (task, subtask): the journal a
-/// restarted executor resumes from.
-pub type SharedJournals = Arc<DashMap<(TaskId, String), Vec<JournalEntry>>>;
+/// The rounds of each of one task's subtasks, by subtask id: what a
+/// restarted executor resumes from, and what the task reports for a
+/// subtask whose executor never reported.
+pub type TaskJournals = Arc<DashMap<String, Vec<JournalEntry>>>;
 
 /// What an executor needs to run, given when it is spawned.
 pub struct ExecutorArgs {
-    /// Where outcomes go.
+    /// Where the outcome goes.
     pub planner: ActorRef<PlannerMsg>,
+    /// The task the subtask belongs to.
+    pub task: TaskId,
     /// The role it plays.
     pub role: Role,
     /// The model for that role.
     pub llm: Arc<dyn Llm>,
     /// The role's tools.
     pub toolbox: Arc<Toolbox>,
-    /// Journal mirror shared with the planner.
-    pub journals: SharedJournals,
-    /// Injected faults (tests).
+    /// The task's journals, shared with the planner.
+    pub journals: TaskJournals,
+    /// Stops the loop (a child of the task's token).
+    pub cancel: CancellationToken,
+    /// Faults to inject (none in production).
     pub faults: Faults,
-}
-
-/// The executor's state: its arguments and the loop task, once running.
-pub struct ExecutorState {
-    args: ExecutorArgs,
-    current: Option<(TaskId, String)>,
-    loop_task: Option<JoinHandle<()>>,
 }
 
 /// Runs one subtask's loop under the planner's supervision.
@@ -55,54 +55,39 @@ pub struct Executor;
 
 impl Actor for Executor {
     type Msg = ExecutorMsg;
-    type State = ExecutorState;
+    type State = (ExecutorArgs, Option<String>);
     type Arguments = ExecutorArgs;
 
     async fn pre_start(
         &self,
         _myself: ActorRef<ExecutorMsg>,
         args: ExecutorArgs,
-    ) -> Result<ExecutorState, ActorProcessingErr> {
-        Ok(ExecutorState {
-            args,
-            current: None,
-            loop_task: None,
-        })
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok((args, None))
     }
 
     async fn handle(
         &self,
         myself: ActorRef<ExecutorMsg>,
         message: ExecutorMsg,
-        state: &mut ExecutorState,
+        (args, current): &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ExecutorMsg::Run(run) => {
-                state.current = Some((run.task, run.subtask.id.clone()));
-                state.loop_task = Some(spawn_loop(myself, &state.args, *run));
+                *current = Some(run.subtask.id.clone());
+                spawn_loop(myself, args, *run);
             }
             ExecutorMsg::LoopEnded(Ok(outcome)) => {
-                let Some((task, subtask)) = state.current.take() else {
+                let Some(subtask) = current.take() else {
                     return Ok(());
-                };
-                let outcome = SubtaskOutcome {
-                    task,
-                    subtask,
-                    outcome: *outcome,
-                };
-                let message = if outcome.outcome.status == StopStatus::Finished {
-                    PlannerMsg::SubtaskFinished(outcome)
-                } else {
-                    PlannerMsg::SubtaskFailed(outcome)
                 };
                 // The planner stops this actor once it has the outcome, so the
                 // outcome always arrives before the termination event.
-                state.args.planner.send_message(message)?;
+                let event = TaskEvent::SubtaskEnded { subtask, outcome };
+                args.planner
+                    .send_message(PlannerMsg::Task(args.task, event))?;
             }
-            ExecutorMsg::LoopEnded(Err(panic)) => {
-                return Err(format!("executor loop crashed: {panic}").into());
-            }
-            ExecutorMsg::Cancel => myself.stop(Some("cancelled".into())),
+            ExecutorMsg::LoopEnded(Err(panic)) => return Err(panic.into()),
         }
         Ok(())
     }
@@ -110,51 +95,44 @@ impl Actor for Executor {
     async fn post_stop(
         &self,
         _myself: ActorRef<ExecutorMsg>,
-        state: &mut ExecutorState,
+        (args, _): &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        if let Some(task) = state.loop_task.take() {
-            task.abort();
-        }
+        // However this actor ended, its loop must not outlive it.
+        args.cancel.cancel();
         Ok(())
     }
 }
 
 /// Starts the loop in its own task; its end comes back as `LoopEnded`.
-fn spawn_loop(
-    myself: ActorRef<ExecutorMsg>,
-    args: &ExecutorArgs,
-    run: SubtaskRun,
-) -> JoinHandle<()> {
-    let key = (run.task, run.subtask.id.clone());
+fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRun) {
+    let subtask = run.subtask.id.clone();
+    args.journals.insert(subtask.clone(), run.history.clone());
     let journals = Arc::clone(&args.journals);
-    journals.insert(key.clone(), run.history.clone());
-    let faults = args.faults.clone();
+    let mirror = subtask.clone();
     let on_round = Arc::new(move |entry: &JournalEntry| {
-        if let Some(mut rounds) = journals.get_mut(&key) {
+        if let Some(mut rounds) = journals.get_mut(&mirror) {
             rounds.push(entry.clone());
         }
-        if faults.should_crash(&key.1, entry.round) {
-            panic!(
-                "injected crash in subtask {} after round {}",
-                key.1, entry.round
-            );
-        }
     });
-    let agent = Agent::new(Arc::clone(&args.llm), Arc::clone(&args.toolbox))
+    let llm = args
+        .faults
+        .executor_llm(Arc::clone(&args.llm), &subtask, Arc::clone(&args.journals));
+    let agent = Agent::new(llm, Arc::clone(&args.toolbox))
         .with_limits(run.limits.clone())
         .with_identity(args.role.system_prompt.clone())
-        .for_subtask(args.role.name.clone(), run.subtask.id.clone())
+        .for_subtask(args.role.name.clone(), subtask)
         .with_trace_parent(run.trace_context.clone())
         .on_round(on_round);
+    let cancel = args.cancel.clone();
     tokio::spawn(async move {
-        let ended = AssertUnwindSafe(agent.resume(&run.goal, run.history))
+        let ended = AssertUnwindSafe(agent.resume(&run.goal, run.history, &cancel))
             .catch_unwind()
             .await;
         let message = match ended {
             Ok(outcome) => ExecutorMsg::LoopEnded(Ok(Box::new(outcome))),
-            Err(panic) => ExecutorMsg::LoopEnded(Err(panic_message(panic.as_ref()))),
+            Err(panic) => ExecutorMsg::LoopEnded(Err(LoopPanic(panic_message(panic.as_ref())))),
         };
-        // The actor may already be gone (cancelled); nothing to report then.
+        // The actor may already be gone (stopped with its task); nothing to report then.
         let _ = myself.send_message(message);
-    })
+    });
 }

@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 
+use super::executor::TaskJournals;
+use crate::llm::{ChatRequest, ChatResponse, Llm, LlmError};
+
 /// Crashes to inject, by subtask id. Cheap to clone; shared by all executors.
 #[derive(Debug, Clone, Default)]
 pub struct Faults {
@@ -49,6 +52,55 @@ impl Faults {
             }
             _ => false,
         }
+    }
+}
+
+impl Faults {
+    /// The model an executor of `subtask` uses: `llm` itself when no crash
+    /// is scheduled, else a wrapper that panics at the start of the first
+    /// model call after the scheduled round (so the crash consumes no model
+    /// answer, and a restarted executor resumes exactly where it stopped).
+    pub fn executor_llm(
+        &self,
+        llm: Arc<dyn Llm>,
+        subtask: &str,
+        journals: TaskJournals,
+    ) -> Arc<dyn Llm> {
+        if !self.crashes.contains_key(subtask) {
+            return llm;
+        }
+        Arc::new(CrashingLlm {
+            inner: llm,
+            faults: self.clone(),
+            subtask: subtask.to_string(),
+            journals,
+        })
+    }
+}
+
+/// A model that makes its executor panic when the schedule says so.
+struct CrashingLlm {
+    inner: Arc<dyn Llm>,
+    faults: Faults,
+    subtask: String,
+    journals: TaskJournals,
+}
+
+#[async_trait::async_trait]
+impl Llm for CrashingLlm {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let rounds = self.journals.get(&self.subtask).map_or(0, |r| r.len()) as u32;
+        if rounds > 0 && self.faults.should_crash(&self.subtask, rounds) {
+            panic!(
+                "injected crash in subtask {} after round {rounds}",
+                self.subtask
+            );
+        }
+        self.inner.chat(request).await
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
     }
 }
 

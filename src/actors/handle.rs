@@ -1,4 +1,5 @@
-//! `Hermes`: the library handle to a running planner.
+//! `Hermes`: the library handle to a running planner, and the defaults
+//! every way of starting one (library, CLI, examples) shares.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,16 +8,38 @@ use ractor::{Actor, ActorRef};
 
 use super::events::EventSink;
 use super::faults::Faults;
-use super::messages::{PlannerMsg, TaskReport, TaskRequest};
+use super::messages::{PlannerMsg, TaskRequest};
+use super::report::TaskReport;
 use super::models::{ModelFactory, Models};
 use super::planner::{Planner, PlannerConfig};
-use super::roles::{Role, RoleRegistry};
+use super::roles::{Role, RoleError, RoleRegistry};
 use crate::limits::Limits;
 use crate::llm::Llm;
 use crate::tools::Toolbox;
 
 /// Default task-wide deadline.
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(900);
+/// Default bound on subtasks running at once, per task.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+/// Default bound on replans per task.
+pub const DEFAULT_MAX_REPLANS: u32 = 2;
+
+/// Why the planner could not be started or reached.
+#[derive(Debug, thiserror::Error)]
+pub enum HermesError {
+    /// `HermesBuilder::spawn` was called without a model.
+    #[error("no model given: call HermesBuilder::llm before spawn")]
+    NoModel,
+    /// The planner actor did not start.
+    #[error("the planner did not start: {0}")]
+    Start(String),
+    /// The planner stopped (or crashed) before it answered.
+    #[error("the planner is not running ({0}); start a new one with Hermes::builder()")]
+    Unavailable(String),
+    /// A role was refused at registration.
+    #[error(transparent)]
+    Role(#[from] RoleError),
+}
 
 /// Sets up a planner: model, tools, roles and limits.
 pub struct HermesBuilder {
@@ -58,17 +81,17 @@ impl HermesBuilder {
         self.limits = limits;
         self
     }
-    /// Most subtasks running at once per task (default 4).
+    /// Most subtasks running at once per task (default [`DEFAULT_CONCURRENCY`]).
     pub fn concurrency(mut self, concurrency: usize) -> Self {
         self.concurrency = concurrency.max(1);
         self
     }
-    /// Most replans per task (default 2).
+    /// Most replans per task (default [`DEFAULT_MAX_REPLANS`]).
     pub fn max_replans(mut self, max_replans: u32) -> Self {
         self.max_replans = max_replans;
         self
     }
-    /// Default task-wide deadline (default 900 s).
+    /// Default task-wide deadline (default [`DEFAULT_TASK_TIMEOUT`]).
     pub fn task_timeout(mut self, timeout: Duration) -> Self {
         self.task_timeout = timeout;
         self
@@ -78,15 +101,15 @@ impl HermesBuilder {
         self.events = Some(sink);
         self
     }
-    /// Injects executor crashes (tests, chaos runs).
+    /// Injects faults into executors (tests, `hermes eval`, chaos runs).
     pub fn faults(mut self, faults: Faults) -> Self {
         self.faults = faults;
         self
     }
 
     /// Starts the planner actor.
-    pub async fn spawn(self) -> Result<Hermes, String> {
-        let llm = self.llm.ok_or("no model given: call HermesBuilder::llm")?;
+    pub async fn spawn(self) -> Result<Hermes, HermesError> {
+        let llm = self.llm.ok_or(HermesError::NoModel)?;
         let mut models = Models::new(llm);
         if let Some(factory) = self.factory {
             models = models.with_factory(factory);
@@ -104,7 +127,7 @@ impl HermesBuilder {
         };
         let (planner, _) = Actor::spawn(None, Planner, config)
             .await
-            .map_err(|e| format!("planner did not start: {e}"))?;
+            .map_err(|e| HermesError::Start(e.to_string()))?;
         Ok(Hermes { planner })
     }
 }
@@ -115,7 +138,7 @@ pub struct Hermes {
 }
 
 impl Hermes {
-    /// A builder with defaults: concurrency 4, 2 replans, 900 s deadline.
+    /// A builder with the defaults above.
     pub fn builder() -> HermesBuilder {
         HermesBuilder {
             llm: None,
@@ -123,8 +146,8 @@ impl Hermes {
             toolbox: Toolbox::new(),
             roles: RoleRegistry::new(),
             limits: Limits::default(),
-            concurrency: 4,
-            max_replans: 2,
+            concurrency: DEFAULT_CONCURRENCY,
+            max_replans: DEFAULT_MAX_REPLANS,
             task_timeout: DEFAULT_TASK_TIMEOUT,
             events: None,
             faults: Faults::none(),
@@ -133,25 +156,29 @@ impl Hermes {
 
     /// Plans and runs a task; returns its report when it ends (the task
     /// deadline bounds the wait).
-    pub async fn submit(&self, request: impl Into<TaskRequest>) -> Result<TaskReport, String> {
+    pub async fn submit(
+        &self,
+        request: impl Into<TaskRequest>,
+    ) -> Result<TaskReport, HermesError> {
         let request = request.into();
         ractor::call!(self.planner, |reply| PlannerMsg::Submit { request, reply })
-            .map_err(|e| format!("planner unavailable: {e}"))
+            .map_err(|e| HermesError::Unavailable(e.to_string()))
     }
 
     /// Adds an executor role at runtime.
-    pub async fn register_role(&self, role: Role) -> Result<(), String> {
+    pub async fn register_role(&self, role: Role) -> Result<(), HermesError> {
         ractor::call!(self.planner, |reply| PlannerMsg::RegisterRole {
             role,
             reply
         })
-        .map_err(|e| format!("planner unavailable: {e}"))?
+        .map_err(|e| HermesError::Unavailable(e.to_string()))?
+        .map_err(HermesError::from)
     }
 
     /// The registered roles, sorted by name.
-    pub async fn roles(&self) -> Result<Vec<Role>, String> {
+    pub async fn roles(&self) -> Result<Vec<Role>, HermesError> {
         ractor::call!(self.planner, PlannerMsg::ListRoles)
-            .map_err(|e| format!("planner unavailable: {e}"))
+            .map_err(|e| HermesError::Unavailable(e.to_string()))
     }
 
     /// The planner's address, for sending messages directly.
@@ -159,7 +186,8 @@ impl Hermes {
         &self.planner
     }
 
-    /// Stops the planner and, through supervision, its executors.
+    /// Stops the planner: every task's token is cancelled, its executors
+    /// stop, and tasks still running end in error.
     pub async fn shutdown(self) {
         let _ = self
             .planner

@@ -1,26 +1,49 @@
 //! Many agents: a Planner actor that splits a task into subtasks and runs
 //! them on supervised Executor actors, each running its own Hermes loop.
 //!
-//! Built on `ractor`. Results, failures and replans travel as typed
-//! messages (`messages.rs`); the rules of the task DAG are plain code
-//! (`task.rs`, `plan.rs`) that the actors only drive. [`Hermes`] is the
-//! handle library users submit tasks through.
+//! Read it top-down:
+//! 1. `handle.rs`: [`Hermes`], the public API (`builder`, `submit`,
+//!    `register_role`, `shutdown`) and the defaults.
+//! 2. `planner.rs`: the Planner actor, a router: each message is one line
+//!    that hands an event to the task it belongs to.
+//! 3. `live_task.rs`: one object per live task, one method per event
+//!    (planned, subtask finished, failed, cancelled, crashed, replanned,
+//!    answered, deadline).
+//! 4. `dag.rs`: the DAG rules as plain code (what may start, what a failure
+//!    or replan changes, the report), tested without actors.
+//! 5. `executor.rs`: the Executor actor, a thin shell over `agent::Agent`.
+//!
+//! Beside them: `messages.rs` (the typed mailboxes), `report.rs` (what a
+//! task returns, with typed statuses), `plan/` (plan shape, checks, prompts
+//! and model calls), `model_call.rs` (ask the model off the mailbox),
+//! `roles.rs` (executor roles as data), `models.rs` (a model per role),
+//! `events.rs` (progress events). Cancellation is one mechanism: a
+//! `CancellationToken` per task, a child token per executor.
 
+mod dag;
 pub mod events;
 pub mod executor;
 pub mod faults;
 mod handle;
+mod live_task;
 pub mod messages;
+mod model_call;
 pub mod models;
 pub mod plan;
-pub mod planner;
-pub mod planning;
+mod planner;
+pub mod report;
 pub mod roles;
-pub mod task;
 
+pub use dag::{AfterFailure, Dag, Slot};
 pub use events::{EventSink, PlanEvent};
 pub use faults::Faults;
-pub use handle::{Hermes, HermesBuilder};
-pub use messages::{SubtaskReport, TaskReport, TaskRequest};
-pub use models::{ModelFactory, Models};
+pub use handle::{
+    Hermes, HermesBuilder, HermesError, DEFAULT_CONCURRENCY, DEFAULT_MAX_REPLANS,
+    DEFAULT_TASK_TIMEOUT,
+};
+pub use live_task::DEADLINE_GRACE;
+pub use messages::{PlannerMsg, TaskRequest};
+pub use models::{ModelBuildError, ModelFactory, Models};
+pub use planner::{Planner, PlannerConfig};
+pub use report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus};
 pub use roles::{Role, RoleError, RoleRegistry};

@@ -8,7 +8,17 @@ use dashmap::DashMap;
 use crate::llm::Llm;
 
 /// Builds a model client for a model name (same server, other model).
-pub type ModelFactory = Arc<dyn Fn(&str) -> Result<Arc<dyn Llm>, String> + Send + Sync>;
+pub type ModelFactory = Arc<dyn Fn(&str) -> Result<Arc<dyn Llm>, ModelBuildError> + Send + Sync>;
+
+/// Why a factory could not build a client for a role's model.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot build a client for model `{model}`: {reason}")]
+pub struct ModelBuildError {
+    /// The model name the role asked for.
+    pub model: String,
+    /// What went wrong, in words.
+    pub reason: String,
+}
 
 /// The default model plus per-name models for roles that ask for one.
 #[derive(Clone)]
@@ -57,10 +67,7 @@ impl Models {
                 llm
             }
             Err(e) => {
-                tracing::warn!(
-                    "cannot build a client for model `{name}` ({e}); using `{}`",
-                    self.default.model()
-                );
+                tracing::warn!("{e}; using `{}`", self.default.model());
                 self.default_model()
             }
         }

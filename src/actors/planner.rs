@@ -1,44 +1,30 @@
-//! The Planner actor: splits a task into subtasks, runs them on supervised
-//! Executor actors as a DAG, restarts a crashed executor once from its
-//! journal, replans failures, enforces the task deadline, and replies with
-//! one report.
+//! The Planner actor: a router. It accepts tasks and roles, and hands every
+//! event of a task (a plan, an executor's outcome or crash, a replan, the
+//! final answer, the deadline) to that task's [`LiveTask`], which owns the
+//! task's whole life cycle. Its `handle` is one line per message.
 //!
-//! It is a thin shell: the DAG rules live in `task.rs`, the model calls in
-//! `planning.rs` (run in spawned tasks whose answers come back as messages,
-//! so the mailbox never waits on a model), and each subtask's work in the
-//! executor's Hermes loop.
+//! Executors are its supervised children (`spawn_linked`); a crash arrives
+//! here as a supervision event and is routed like any other event.
+//! Shutdown cancels every task's token and ends each task in error.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use tracing::{Instrument, Span};
-use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tokio_util::sync::CancellationToken;
 
-use super::events::{EventSink, PlanEvent};
-use super::executor::{Executor, ExecutorArgs, SharedJournals};
+use super::events::EventSink;
 use super::faults::Faults;
-use super::messages::{
-    ExecutorMsg, PlannerMsg, SubtaskOutcome, SubtaskRun, TaskId, TaskReport, TaskRequest,
-};
+use super::live_task::{Cx, LiveTask};
+use super::messages::{PlannerMsg, TaskEvent, TaskId, TaskRequest};
 use super::models::Models;
-use super::plan::{final_messages, plan_messages, replan_messages, PlannedSubtask, ReplanContext};
-use super::planning::{request_answer, request_plan, IdRules};
-use super::roles::RoleRegistry;
-use super::task::{AfterFailure, TaskRun};
-use crate::agent::progress::progress_report;
-use crate::agent::StopStatus;
-use crate::journal::JournalEntry;
+use super::report::TaskReport;
+use super::roles::{Role, RoleError, RoleRegistry};
 use crate::limits::Limits;
-use crate::llm::Usage;
-use crate::telemetry;
 use crate::tools::Toolbox;
 
-/// How long after the task deadline an executor's own clock stops its loop.
-const DEADLINE_GRACE: Duration = Duration::from_secs(2);
-
-/// How a planner is set up.
+/// How a planner is set up (see `HermesBuilder` for the defaults).
 #[derive(Clone)]
 pub struct PlannerConfig {
     /// Models for the planner and the roles.
@@ -57,44 +43,18 @@ pub struct PlannerConfig {
     pub task_timeout: Duration,
     /// Progress events.
     pub events: Option<EventSink>,
-    /// Injected executor faults (tests).
+    /// Faults to inject into executors (none in production).
     pub faults: Faults,
 }
 
-struct Live {
-    run: TaskRun,
-    reply: Option<RpcReplyPort<TaskReport>>,
-    deadline: tokio::time::Instant,
-    /// The task's root span; every span of the task descends from it.
-    span: Span,
-    /// One open span per started subtask, closed when it ends.
-    subtask_spans: HashMap<String, Span>,
-}
-
-impl Live {
-    /// Closes a subtask's span, as failed when `error` is given.
-    fn close_subtask(&mut self, id: &str, error: Option<&str>) {
-        if let Some(span) = self.subtask_spans.remove(id) {
-            if let Some(error) = error {
-                telemetry::set_error(&span, error.to_string());
-            }
-        }
-    }
-}
-
-struct Running {
-    task: TaskId,
-    subtask: String,
-    actor: ActorRef<ExecutorMsg>,
-}
-
-/// The planner's state.
+/// The planner's state: its tasks and which task each executor works for.
 pub struct PlannerState {
     config: PlannerConfig,
-    tasks: HashMap<TaskId, Live>,
-    executors: HashMap<ActorId, Running>,
-    journals: SharedJournals,
+    tasks: HashMap<TaskId, LiveTask>,
+    owners: HashMap<ActorId, TaskId>,
     next_task: TaskId,
+    /// Parent of every task's token: cancelled at shutdown.
+    cancel: CancellationToken,
 }
 
 /// Plans tasks and supervises their executors.
@@ -113,9 +73,9 @@ impl Actor for Planner {
         Ok(PlannerState {
             config,
             tasks: HashMap::new(),
-            executors: HashMap::new(),
-            journals: Arc::default(),
+            owners: HashMap::new(),
             next_task: 1,
+            cancel: CancellationToken::new(),
         })
     }
 
@@ -127,109 +87,9 @@ impl Actor for Planner {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             PlannerMsg::Submit { request, reply } => state.submit(&myself, request, reply),
-            PlannerMsg::RegisterRole { role, reply } => {
-                let names: Vec<&str> = state.config.toolbox.names();
-                let _ = reply.send(
-                    state
-                        .config
-                        .roles
-                        .register(role, &names)
-                        .map_err(|e| e.to_string()),
-                );
-            }
-            PlannerMsg::ListRoles(reply) => {
-                let _ = reply.send(state.config.roles.all());
-            }
-            PlannerMsg::Planned { task, plan, usage } => {
-                let Some(live) = state.tasks.get_mut(&task) else {
-                    return Ok(());
-                };
-                live.run.usage += usage;
-                match plan {
-                    Ok(subtasks) => {
-                        state.emit(PlanEvent::Planned {
-                            subtasks: subtasks.len(),
-                        });
-                        if let Some(live) = state.tasks.get_mut(&task) {
-                            live.run.add_subtasks(subtasks);
-                        }
-                        state.advance(&myself, task).await;
-                    }
-                    Err(reason) => state.reply_error(task, reason),
-                }
-            }
-            PlannerMsg::SubtaskFinished(outcome) => {
-                state.stop_executor(outcome.task, &outcome.subtask);
-                let Some(live) = state.tasks.get_mut(&outcome.task) else {
-                    return Ok(());
-                };
-                live.close_subtask(&outcome.subtask, None);
-                if live.run.finish(&outcome.subtask, &outcome.outcome) {
-                    state.emit(PlanEvent::Finished {
-                        id: outcome.subtask.clone(),
-                        rounds: outcome.outcome.rounds,
-                    });
-                }
-                state.advance(&myself, outcome.task).await;
-            }
-            PlannerMsg::SubtaskFailed(outcome) => {
-                let task = outcome.task;
-                state.stop_executor(task, &outcome.subtask);
-                // A loop stopped by its clock at the task deadline is part of
-                // the deadline, not a failure to replan.
-                if state
-                    .tasks
-                    .get(&task)
-                    .is_some_and(|live| tokio::time::Instant::now() >= live.deadline)
-                {
-                    state.on_deadline(task);
-                    return Ok(());
-                }
-                state.on_failure(&myself, outcome);
-                state.advance(&myself, task).await;
-            }
-            PlannerMsg::Replanned {
-                task,
-                failed,
-                plan,
-                usage,
-            } => {
-                let Some(live) = state.tasks.get_mut(&task) else {
-                    return Ok(());
-                };
-                live.run.usage += usage;
-                let event = match &plan {
-                    Ok(subtasks) => PlanEvent::Replanned {
-                        failed: failed.clone(),
-                        new: subtasks.iter().map(|s| s.id.clone()).collect(),
-                    },
-                    Err(reason) => PlanEvent::ReplanFailed {
-                        failed: failed.clone(),
-                        reason: reason.clone(),
-                    },
-                };
-                live.run.apply_replan(&failed, plan);
-                state.emit(event);
-                state.advance(&myself, task).await;
-            }
-            PlannerMsg::Answered {
-                task,
-                answer,
-                usage,
-            } => {
-                let Some(mut live) = state.tasks.remove(&task) else {
-                    return Ok(());
-                };
-                live.run.usage += usage;
-                let result = answer.unwrap_or_else(|e| {
-                    tracing::warn!(
-                        "final answer not written ({e}); joining the subtask results instead"
-                    );
-                    joined_results(&live.run)
-                });
-                state.finish(live, Some(result));
-            }
-            PlannerMsg::Deadline { task } => state.on_deadline(task),
+            PlannerMsg::RegisterRole { role, reply } => drop(reply.send(state.register(role))),
+            PlannerMsg::ListRoles(reply) => drop(reply.send(state.config.roles.all())),
+            PlannerMsg::Task(task, event) => state.route(&myself, task, event).await,
         }
         Ok(())
     }
@@ -241,38 +101,38 @@ impl Actor for Planner {
         state: &mut PlannerState,
     ) -> Result<(), ActorProcessingErr> {
         // Never stop the planner because a child ended (ractor's default).
+        // Executors that reported were already forgotten; one still known
+        // ended without reporting.
         match event {
             SupervisionEvent::ActorFailed(cell, error) => {
-                if let Some(running) = state.executors.remove(&cell.get_id()) {
-                    state.on_crash(&myself, running, error.to_string()).await;
-                }
+                state.executor_lost(&myself, cell.get_id(), error.to_string()).await
             }
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
-                // Executors are stopped by the planner after their outcome
-                // arrived and are no longer tracked then; one still tracked
-                // ended without reporting.
-                if let Some(running) = state.executors.remove(&cell.get_id()) {
-                    let reason = format!(
-                        "executor stopped without reporting ({})",
-                        reason.unwrap_or_default()
-                    );
-                    state.on_crash(&myself, running, reason).await;
-                }
+                let reason = format!(
+                    "executor stopped without reporting ({})",
+                    reason.unwrap_or_default()
+                );
+                state.executor_lost(&myself, cell.get_id(), reason).await
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<PlannerMsg>,
+        state: &mut PlannerState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.cancel.cancel();
+        for task in state.tasks.values_mut() {
+            task.abort("the planner stopped before the task ended");
         }
         Ok(())
     }
 }
 
 impl PlannerState {
-    fn emit(&self, event: PlanEvent) {
-        tracing::info!("{event}");
-        if let Some(sink) = &self.config.events {
-            sink(&event);
-        }
-    }
-
     fn submit(
         &mut self,
         myself: &ActorRef<PlannerMsg>,
@@ -281,447 +141,54 @@ impl PlannerState {
     ) {
         let id = self.next_task;
         self.next_task += 1;
-        let timeout = request.timeout.unwrap_or(self.config.task_timeout);
-        let run = TaskRun::new(
-            id,
-            request.task.clone(),
-            self.config.concurrency,
-            self.config.max_replans,
-        );
-        let deadline = tokio::time::Instant::now() + timeout;
-        let span = tracing::info_span!(parent: None, "task", hermes.task_id = id as i64, hermes.task = %crate::text::clip(&request.task, 200));
-        self.emit(PlanEvent::Submitted {
-            trace_id: telemetry::trace_id(&span),
-        });
-        let plan_span = tracing::info_span!(parent: &span, "plan");
-        self.tasks.insert(
-            id,
-            Live {
-                run,
-                reply: Some(reply),
-                deadline,
-                span,
-                subtask_spans: HashMap::new(),
-            },
-        );
-        let roles = self.config.roles.all();
-        if roles.is_empty() {
-            self.reply_error(
-                id,
-                "no executor roles are registered; add role files to the roles directory".into(),
-            );
-            return;
-        }
-        myself.send_after(timeout, move || PlannerMsg::Deadline { task: id });
-        let llm = self.config.models.default_model();
-        let temperature = self.config.limits.temperature;
-        let planner = myself.clone();
-        tokio::spawn(
-            async move {
-                let messages = plan_messages(&request.task, &roles);
-                let (plan, usage) = request_plan(
-                    llm.as_ref(),
-                    messages,
-                    &roles,
-                    &IdRules::default(),
-                    temperature,
-                )
-                .await;
-                if let Err(e) = &plan {
-                    telemetry::set_error(&Span::current(), e.clone());
-                }
-                let _ = planner.send_message(PlannerMsg::Planned {
-                    task: id,
-                    plan,
-                    usage,
-                });
-            }
-            .instrument(plan_span),
-        );
-    }
-
-    /// Starts whatever may start; finalises the task when nothing is left.
-    async fn advance(&mut self, myself: &ActorRef<PlannerMsg>, task: TaskId) {
-        let Some(live) = self.tasks.get_mut(&task) else {
-            return;
-        };
-        let ready = live.run.start_ready();
-        for spec in ready {
-            self.spawn_executor(myself, task, spec, Vec::new()).await;
-        }
-        let Some(live) = self.tasks.get_mut(&task) else {
-            return;
-        };
-        live.run.skip_stuck();
-        if live.run.is_settled() {
-            self.finalise(myself, task);
-        }
-    }
-
-    async fn spawn_executor(
-        &mut self,
-        myself: &ActorRef<PlannerMsg>,
-        task: TaskId,
-        spec: PlannedSubtask,
-        history: Vec<JournalEntry>,
-    ) {
-        let Some(live) = self.tasks.get_mut(&task) else {
-            return;
-        };
-        let subtask_span = live
-            .subtask_spans
-            .entry(spec.id.clone())
-            .or_insert_with(|| {
-                tracing::info_span!(parent: &live.span, "subtask", hermes.subtask_id = %spec.id, hermes.role = %spec.role, hermes.goal = %crate::text::clip(&spec.goal, 200))
-            })
-            .clone();
-        let trace_context = telemetry::inject(&subtask_span);
-        let Some(live) = self.tasks.get(&task) else {
-            return;
-        };
-        let Some(role) = self.config.roles.get(&spec.role) else {
-            let reason = format!("role `{}` is no longer registered", spec.role);
-            self.fail_subtask(myself, task, &spec.id, 0, reason, Usage::default());
-            return;
-        };
-        let mut limits = role.limits_over(&self.config.limits);
-        // The task deadline cancels executors itself; the loop's own clock is
-        // a safety net just behind it.
-        let until_deadline = live
-            .deadline
-            .saturating_duration_since(tokio::time::Instant::now());
-        limits.timeout = limits.timeout.min(until_deadline + DEADLINE_GRACE);
-        let toolbox = match &role.tools {
-            Some(names) => Arc::new(self.config.toolbox.subset(names)),
-            None => Arc::clone(&self.config.toolbox),
-        };
-        let goal = live.run.executor_goal(&spec);
-        let args = ExecutorArgs {
-            planner: myself.clone(),
-            llm: self.config.models.for_role(role.model.as_deref()),
-            role: role.clone(),
-            toolbox,
-            journals: Arc::clone(&self.journals),
-            faults: self.config.faults.clone(),
-        };
-        if history.is_empty() {
-            self.emit(PlanEvent::Started {
-                id: spec.id.clone(),
-                role: spec.role.clone(),
-                goal: spec.goal.clone(),
-            });
-        }
-        let run = SubtaskRun {
-            task,
-            subtask: spec.clone(),
-            goal,
-            limits,
-            history,
-            trace_context,
-        };
-        match Actor::spawn_linked(None, Executor, args, myself.get_cell()).await {
-            Ok((actor, _)) => {
-                self.executors.insert(
-                    actor.get_id(),
-                    Running {
-                        task,
-                        subtask: spec.id.clone(),
-                        actor: actor.clone(),
-                    },
-                );
-                if let Err(e) = actor.send_message(ExecutorMsg::Run(Box::new(run))) {
-                    tracing::warn!("executor for {} did not take its run: {e}", spec.id);
-                }
-            }
-            Err(e) => self.fail_subtask(
-                myself,
-                task,
-                &spec.id,
-                0,
-                format!("executor could not start: {e}"),
-                Usage::default(),
-            ),
-        }
-    }
-
-    fn stop_executor(&mut self, task: TaskId, subtask: &str) {
-        let id = self
-            .executors
-            .iter()
-            .find(|(_, r)| r.task == task && r.subtask == subtask)
-            .map(|(id, _)| *id);
-        if let Some(running) = id.and_then(|id| self.executors.remove(&id)) {
-            running.actor.stop(Some("subtask ended".into()));
-        }
-    }
-
-    fn on_failure(&mut self, myself: &ActorRef<PlannerMsg>, outcome: SubtaskOutcome) {
-        let reason = match outcome.outcome.status {
-            StopStatus::Error => format!(
-                "error: {}",
-                outcome.outcome.error.clone().unwrap_or_default()
-            ),
-            other => format!(
-                "stopped by the {} guard after {} round(s)",
-                other.as_str(),
-                outcome.outcome.rounds
-            ),
-        };
-        let o = outcome.outcome;
-        self.fail_subtask(
+        let mut cx = Cx {
             myself,
-            outcome.task,
-            &outcome.subtask,
-            o.rounds,
-            format!("{reason}\n{}", o.progress),
-            o.usage,
-        );
+            config: &self.config,
+            owners: &mut self.owners,
+        };
+        let task = LiveTask::start(&mut cx, id, request, reply, self.cancel.child_token());
+        self.tasks.insert(id, task);
     }
 
-    /// Records a failure and starts a replan or gives up on the subtask.
-    fn fail_subtask(
-        &mut self,
-        myself: &ActorRef<PlannerMsg>,
-        task: TaskId,
-        id: &str,
-        rounds: u32,
-        progress: String,
-        usage: Usage,
-    ) {
-        let Some(live) = self.tasks.get_mut(&task) else {
-            return;
-        };
-        let first_line = progress.lines().next().unwrap_or_default().to_string();
-        live.close_subtask(id, Some(&first_line));
-        let Some(after) = live.run.fail(id, rounds, progress, usage) else {
-            return;
-        };
-        self.emit(PlanEvent::Failed {
-            id: id.to_string(),
-            reason: first_line,
-        });
-        if after == AfterFailure::GiveUp {
-            return;
-        }
-        let Some(live) = self.tasks.get(&task) else {
-            return;
-        };
-        let Some(failed) = live.run.slot(id) else {
-            return;
-        };
-        let dependents = live.run.dependents(id);
-        let replaced: HashSet<String> = dependents
-            .iter()
-            .map(|s| s.id.clone())
-            .chain([id.to_string()])
-            .collect();
-        let ids = IdRules {
-            settled: live.run.settled_ids(&replaced),
-            taken: live.run.all_ids(),
-        };
-        let context = ReplanContext {
-            task: &live.run.task,
-            completed: live.run.results(),
-            failed: &failed.spec,
-            progress: failed.progress.as_deref().unwrap_or_default(),
-            dependents,
-        };
-        let roles = self.config.roles.all();
-        let messages = replan_messages(&context, &roles);
-        let llm = self.config.models.default_model();
-        let temperature = self.config.limits.temperature;
-        let planner = myself.clone();
-        let failed = id.to_string();
-        let replan_span =
-            tracing::info_span!(parent: &live.span, "replan", hermes.failed_subtask = %failed);
-        tokio::spawn(
-            async move {
-                let (plan, usage) =
-                    request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
-                if let Err(e) = &plan {
-                    telemetry::set_error(&Span::current(), e.clone());
-                }
-                let _ = planner.send_message(PlannerMsg::Replanned {
-                    task,
-                    failed,
-                    plan,
-                    usage,
-                });
-            }
-            .instrument(replan_span),
-        );
+    fn register(&self, role: Role) -> Result<(), RoleError> {
+        self.config.roles.register(role, &self.config.toolbox.names())
     }
 
-    /// An executor crashed: restart it once from its journal, then treat a
-    /// second crash as a failed subtask.
-    async fn on_crash(&mut self, myself: &ActorRef<PlannerMsg>, running: Running, error: String) {
-        let key = (running.task, running.subtask.clone());
-        let history = self
-            .journals
-            .get(&key)
-            .map(|h| h.clone())
-            .unwrap_or_default();
-        let Some(live) = self.tasks.get_mut(&running.task) else {
+    /// Hands `event` to its task; forgets the task once it has replied.
+    async fn route(&mut self, myself: &ActorRef<PlannerMsg>, id: TaskId, event: TaskEvent) {
+        let Some(task) = self.tasks.get_mut(&id) else {
             return;
         };
-        let Some(spec) = live.run.slot(&running.subtask).map(|s| s.spec.clone()) else {
-            return;
-        };
-        // The crash itself, as a failed span under the subtask.
-        if let Some(subtask_span) = live.subtask_spans.get(&spec.id) {
-            let crash = tracing::info_span!(parent: subtask_span, "executor.crash", hermes.subtask_id = %spec.id, hermes.after_round = history.len() as i64);
-            telemetry::set_error(&crash, error.clone());
-        }
-        if live.run.restart(&running.subtask) {
-            self.emit(PlanEvent::Restarted {
-                id: spec.id.clone(),
-                after_round: history.len(),
-            });
-            self.spawn_executor(myself, running.task, spec, history)
-                .await;
-            return;
-        }
-        let goal = live.run.executor_goal(&spec);
-        let elapsed = live.run.started.elapsed();
-        let report = progress_report(&goal, StopStatus::Error, &history, elapsed, Some(&error));
-        let usage = history.iter().map(|e| e.tokens).sum();
-        let progress = format!("crashed again after a restart: {error}\n{report}");
-        self.fail_subtask(
+        let mut cx = Cx {
             myself,
-            running.task,
-            &running.subtask,
-            history.len() as u32,
-            progress,
-            usage,
-        );
-        self.advance(myself, running.task).await;
+            config: &self.config,
+            owners: &mut self.owners,
+        };
+        task.on_event(&mut cx, event).await;
+        self.forget_if_done(id);
     }
 
-    fn on_deadline(&mut self, task: TaskId) {
-        let Some(mut live) = self.tasks.remove(&task) else {
+    /// An executor failed or stopped before its outcome arrived.
+    async fn executor_lost(&mut self, myself: &ActorRef<PlannerMsg>, actor: ActorId, why: String) {
+        let Some(id) = self.owners.remove(&actor) else {
             return;
         };
-        telemetry::set_error(&live.span, "the task deadline passed");
-        for id in live.run.time_out() {
-            self.stop_executor(task, &id);
-            live.close_subtask(&id, Some("cancelled by the task deadline"));
-            let history = self
-                .journals
-                .get(&(task, id.clone()))
-                .map(|h| h.clone())
-                .unwrap_or_default();
-            let goal = live
-                .run
-                .slot(&id)
-                .map(|s| live.run.executor_goal(&s.spec))
-                .unwrap_or_default();
-            let report = progress_report(
-                &goal,
-                StopStatus::Timeout,
-                &history,
-                live.run.started.elapsed(),
-                None,
-            );
-            let usage = history.iter().map(|e| e.tokens).sum();
-            live.run
-                .note_cancelled(&id, history.len() as u32, report, usage);
-            self.emit(PlanEvent::Cancelled { id });
-        }
-        let partial = joined_results(&live.run);
-        self.finish(live, Some(partial).filter(|p| !p.is_empty()));
-    }
-
-    /// Everything has ended: write the answer (one model call, or the single
-    /// result passed through) or report the partial state.
-    fn finalise(&mut self, myself: &ActorRef<PlannerMsg>, task: TaskId) {
-        let Some(live) = self.tasks.get_mut(&task) else {
+        let Some(task) = self.tasks.get_mut(&id) else {
             return;
         };
-        if live.run.status() != "finished" {
-            let Some(live) = self.tasks.remove(&task) else {
-                return;
-            };
-            let partial = joined_results(&live.run);
-            self.finish(live, Some(partial).filter(|p| !p.is_empty()));
-            return;
-        }
-        let results = live.run.results();
-        if results.len() == 1 {
-            let result = results[0].1.to_string();
-            let Some(live) = self.tasks.remove(&task) else {
-                return;
-            };
-            self.finish(live, Some(result));
-            return;
-        }
-        let messages = final_messages(&live.run.task, &results);
-        let llm = self.config.models.default_model();
-        let temperature = self.config.limits.temperature;
-        let planner = myself.clone();
-        let answer_span = tracing::info_span!(parent: &live.span, "answer");
-        tokio::spawn(
-            async move {
-                let (answer, usage) = request_answer(llm.as_ref(), messages, temperature).await;
-                let _ = planner.send_message(PlannerMsg::Answered {
-                    task,
-                    answer,
-                    usage,
-                });
-            }
-            .instrument(answer_span),
-        );
-    }
-
-    fn finish(&mut self, live: Live, result: Option<String>) {
-        let report = live.run.report(result, None);
-        self.reply(live, report);
-    }
-
-    fn reply_error(&mut self, task: TaskId, error: String) {
-        let Some(live) = self.tasks.remove(&task) else {
-            return;
+        let mut cx = Cx {
+            myself,
+            config: &self.config,
+            owners: &mut self.owners,
         };
-        let report = live.run.report(None, Some(error));
-        self.reply(live, report);
+        task.on_crashed(&mut cx, actor, why).await;
+        self.forget_if_done(id);
     }
 
-    /// Sends the report and closes the task's spans.
-    fn reply(&mut self, mut live: Live, mut report: TaskReport) {
-        self.journals.retain(|(task, _), _| *task != live.run.id);
-        for (_, span) in live.subtask_spans.drain() {
-            telemetry::set_error(&span, "the task ended before this subtask");
-        }
-        live.span
-            .set_attribute("hermes.status", report.status.clone());
-        live.span
-            .set_attribute("hermes.replans", i64::from(report.replans));
-        live.span.set_attribute(
-            "gen_ai.usage.input_tokens",
-            report.usage.prompt_tokens as i64,
-        );
-        live.span.set_attribute(
-            "gen_ai.usage.output_tokens",
-            report.usage.completion_tokens as i64,
-        );
-        if report.status != "finished" {
-            let why = report
-                .error
-                .clone()
-                .unwrap_or_else(|| format!("task {}", report.status));
-            telemetry::set_error(&live.span, why);
-        }
-        report.trace_id = telemetry::trace_id(&live.span);
-        if let Some(reply) = live.reply.take() {
-            let _ = reply.send(report);
+    fn forget_if_done(&mut self, id: TaskId) {
+        if self.tasks.get(&id).is_some_and(LiveTask::is_done) {
+            self.tasks.remove(&id);
+            self.owners.retain(|_, task| *task != id);
         }
     }
-}
-
-/// The finished subtasks' results, labelled, for partial reports.
-fn joined_results(run: &TaskRun) -> String {
-    run.results()
-        .iter()
-        .map(|(s, r)| format!("[{}] {}", s.id, r))
-        .collect::<Vec<_>>()
-        .join("\n\n")
 }

@@ -5,7 +5,7 @@
 //! the last 5 rounds — a round with no readable decision counts as one and
 //! the same action, so a model that cannot produce JSON is stopped early;
 //! and the wall clock, which the loop enforces around every model and tool
-//! call (see `agent::run`).
+//! call (see `run.rs`), as it does the caller's cancellation.
 
 use serde::Serialize;
 
@@ -24,20 +24,13 @@ pub enum StopStatus {
     Repetition,
     /// The wall-clock budget ran out.
     Timeout,
+    /// The caller cancelled the run (a planner's deadline or shutdown, Ctrl-C).
+    Cancelled,
     /// The run could not go on (the model was unreachable, for example).
     Error,
 }
 
 impl StopStatus {
-    /// The CLI exit code: 0 finished, 3 stopped by a guard, 1 error.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            StopStatus::Finished => 0,
-            StopStatus::MaxRounds | StopStatus::Repetition | StopStatus::Timeout => 3,
-            StopStatus::Error => 1,
-        }
-    }
-
     /// The snake_case name used in JSON and messages.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -45,6 +38,7 @@ impl StopStatus {
             StopStatus::MaxRounds => "max_rounds",
             StopStatus::Repetition => "repetition",
             StopStatus::Timeout => "timeout",
+            StopStatus::Cancelled => "cancelled",
             StopStatus::Error => "error",
         }
     }
@@ -125,14 +119,5 @@ mod tests {
         };
         let entries = vec![entry(1, "a", json!({})), entry(2, "b", json!({}))];
         assert_eq!(check(&entries, &limits), Some(StopStatus::MaxRounds));
-    }
-
-    #[test]
-    fn exit_codes_match_the_cli_contract() {
-        assert_eq!(StopStatus::Finished.exit_code(), 0);
-        assert_eq!(StopStatus::Repetition.exit_code(), 3);
-        assert_eq!(StopStatus::Timeout.exit_code(), 3);
-        assert_eq!(StopStatus::MaxRounds.exit_code(), 3);
-        assert_eq!(StopStatus::Error.exit_code(), 1);
     }
 }

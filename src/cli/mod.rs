@@ -1,6 +1,8 @@
 //! The `hermes` command line: argument types shared by subcommands.
 
+pub mod exit;
 pub mod model;
+pub mod output;
 pub mod plan;
 pub mod roles;
 pub mod run;

@@ -1,16 +1,20 @@
 //! `hermes plan TASK`: a planner splits the task, executors run the pieces.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{ArgMatches, Args};
-use hermes::actors::{Hermes, ModelFactory, PlanEvent, RoleRegistry, TaskReport, TaskRequest};
+use hermes::actors::{
+    Hermes, ModelBuildError, ModelFactory, PlanEvent, RoleRegistry, SubtaskStatus, TaskReport,
+    TaskRequest, TaskStatus, DEFAULT_CONCURRENCY, DEFAULT_MAX_REPLANS,
+};
 use hermes::llm::Llm;
 use hermes::tools::Workspace;
 
+use super::exit;
 use super::model::ModelArgs;
+use super::output::{parse_seconds, print_result};
 use super::tools::{known_tools, ToolArgs};
 use super::trace::TraceArgs;
 
@@ -28,14 +32,15 @@ pub struct PlanArgs {
     #[arg(long, default_value = "agents", value_name = "DIR")]
     pub roles: PathBuf,
     /// Most subtasks running at once.
-    #[arg(long, default_value_t = 4, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_name = "N")]
     pub concurrency: usize,
     /// Most replans after failed subtasks.
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_MAX_REPLANS, value_name = "N")]
     pub max_replans: u32,
-    /// Task-wide deadline in seconds; running executors are cancelled then.
-    #[arg(long, default_value_t = 900, value_name = "SECS")]
-    pub timeout: u64,
+    /// Task-wide deadline in seconds (fractions allowed); running executors
+    /// are cancelled then.
+    #[arg(long, default_value = "900", value_parser = parse_seconds, value_name = "SECS")]
+    pub timeout: Duration,
     /// Print the report as one JSON object on the last line of stdout.
     #[arg(long)]
     pub json: bool,
@@ -46,40 +51,44 @@ pub struct PlanArgs {
 }
 
 /// Runs the task and returns the process exit code.
-pub async fn execute(args: PlanArgs, matches: Option<&ArgMatches>) -> i32 {
-    let hermes = match start(&args, matches).await {
+pub async fn execute(args: PlanArgs, matches: Option<&ArgMatches>, exporting: bool) -> i32 {
+    let hermes = match start(&args, matches, exporting).await {
         Ok(hermes) => hermes,
         Err(error) => {
             eprintln!("error: {error}");
-            return 1;
+            return exit::ERROR;
         }
     };
-    let request =
-        TaskRequest::new(&args.task).with_timeout(Duration::from_secs(args.timeout.max(1)));
+    let request = TaskRequest::new(&args.task).with_timeout(args.timeout);
     let report = tokio::select! {
         report = hermes.submit(request) => report,
         _ = tokio::signal::ctrl_c() => {
             eprintln!("interrupted");
-            return 130;
+            hermes.shutdown().await;
+            return exit::INTERRUPTED;
         }
     };
     hermes.shutdown().await;
     match report {
         Ok(report) => {
             print_report(&report, args.json);
-            report.exit_code()
+            exit::for_task(report.status)
         }
         Err(error) => {
             eprintln!("error: {error}");
-            1
+            exit::ERROR
         }
     }
 }
 
-async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, String> {
+async fn start(
+    args: &PlanArgs,
+    matches: Option<&ArgMatches>,
+    exporting: bool,
+) -> Result<Hermes, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let toolbox = args.tools.toolbox(&workspace).await?;
+    let toolbox = args.tools.toolbox(&workspace).await.map_err(|e| e.to_string())?;
     let roles =
         RoleRegistry::load_dir(&args.roles, &known_tools(&toolbox)).map_err(|e| e.to_string())?;
     for role in roles.all() {
@@ -92,7 +101,7 @@ async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, 
             eprintln!("warning: role `{}` lists `{tool}`, which is not available here; it runs without it", role.name);
         }
     }
-    let llm: Arc<dyn Llm> = args.model.llm(matches)?;
+    let llm: Arc<dyn Llm> = args.model.llm(matches).map_err(|e| e.to_string())?;
     let model_args = args.model.clone();
     let default_llm = Arc::clone(&llm);
     // Roles that name a model get a client for it on the same server; the
@@ -104,7 +113,13 @@ async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, 
         }
         let mut per_role = model_args.clone();
         per_role.model = name.to_string();
-        per_role.client(None).map(|c| Arc::new(c) as Arc<dyn Llm>)
+        per_role
+            .client(None)
+            .map(|c| Arc::new(c) as Arc<dyn Llm>)
+            .map_err(|e| ModelBuildError {
+                model: name.to_string(),
+                reason: e.to_string(),
+            })
     });
     Hermes::builder()
         .llm(llm)
@@ -113,34 +128,35 @@ async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, 
         .roles(roles)
         .concurrency(args.concurrency)
         .max_replans(args.max_replans)
-        .on_event(Arc::new(|event: &PlanEvent| eprintln!("[plan] {event}")))
+        .on_event(Arc::new(move |event: &PlanEvent| match event {
+            // Without an exporter the trace id leads nowhere.
+            PlanEvent::Submitted { .. } if !exporting => {}
+            event => eprintln!("[plan] {event}"),
+        }))
         .spawn()
         .await
+        .map_err(|e| e.to_string())
 }
 
 fn print_report(report: &TaskReport, json: bool) {
     if let Some(error) = &report.error {
         eprintln!("error: {error}");
     }
-    let mut out = std::io::stdout().lock();
-    let written = if json {
-        serde_json::to_string(report)
-            .map_err(std::io::Error::from)
-            .and_then(|line| writeln!(out, "{line}"))
-    } else {
-        let mut text = report.result.clone().unwrap_or_default();
-        if report.status != "finished" {
-            eprintln!("task {}: {} replan(s)", report.status, report.replans);
-            for s in report.subtasks.iter().filter(|s| s.status != "finished") {
-                text.push_str(&format!(
-                    "\n[{} {}] {}",
-                    s.id,
-                    s.status,
-                    s.progress.as_deref().unwrap_or("")
-                ));
-            }
+    let mut text = report.result.clone().unwrap_or_default();
+    if report.status != TaskStatus::Finished {
+        eprintln!("task {}: {} replan(s)", report.status, report.replans);
+        for s in report
+            .subtasks
+            .iter()
+            .filter(|s| s.status != SubtaskStatus::Finished)
+        {
+            text.push_str(&format!(
+                "\n[{} {}] {}",
+                s.id,
+                s.status,
+                s.progress.as_deref().unwrap_or("")
+            ));
         }
-        writeln!(out, "{}", text.trim())
-    };
-    let _ = written.and_then(|_| out.flush());
+    }
+    print_result(json.then_some(report), text.trim());
 }

@@ -1,6 +1,5 @@
 //! `hermes run TASK`: one agent, one task.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +9,14 @@ use hermes::agent::{Agent, Outcome, StopStatus};
 use hermes::journal::JournalEntry;
 use hermes::limits::Limits;
 use hermes::tools::Workspace;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::model::ModelArgs;
+use super::output::{parse_seconds, print_result};
 use super::tools::ToolArgs;
 use super::trace::TraceArgs;
+use super::exit;
 
 /// Options of `hermes run`.
 #[derive(Debug, Args)]
@@ -29,9 +31,9 @@ pub struct RunArgs {
     /// Most rounds before the run is stopped.
     #[arg(long, default_value_t = Limits::default().max_rounds, value_name = "N")]
     pub max_rounds: u32,
-    /// Wall-clock limit for the whole run, in seconds.
-    #[arg(long, default_value_t = Limits::default().timeout.as_secs(), value_name = "SECS")]
-    pub timeout: u64,
+    /// Wall-clock limit for the whole run, in seconds (fractions allowed).
+    #[arg(long, default_value = "300", value_parser = parse_seconds, value_name = "SECS")]
+    pub timeout: Duration,
     /// Sampling temperature.
     #[arg(long, default_value_t = Limits::default().temperature)]
     pub temperature: f32,
@@ -47,37 +49,44 @@ pub struct RunArgs {
     pub trace: TraceArgs,
 }
 
-/// Runs the task and returns the process exit code.
-pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>) -> i32 {
+/// Runs the task and returns the process exit code. Ctrl-C cancels the
+/// loop, which still reports its progress (exit 130).
+pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>, exporting: bool) -> i32 {
     let outcome = match prepare(&args, matches).await {
         Ok(agent) => {
             // The root of this run's trace; its id is what to search for in Jaeger.
             let root = tracing::info_span!(parent: None, "task", hermes.task = %hermes::text::clip(&args.task, 200));
-            if let Some(id) = hermes::telemetry::trace_id(&root) {
-                eprintln!("trace id: {id}");
-            }
-            tokio::select! {
-                outcome = agent.run(&args.task).instrument(root) => outcome,
-                _ = tokio::signal::ctrl_c() => {
-                    eprintln!("interrupted");
-                    return 130;
+            if exporting {
+                if let Some(id) = hermes::telemetry::trace_id(&root) {
+                    eprintln!("trace id: {id}");
                 }
             }
+            let cancel = CancellationToken::new();
+            let on_interrupt = cancel.clone();
+            let interrupt = tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("interrupted");
+                    on_interrupt.cancel();
+                }
+            });
+            let outcome = agent.run(&args.task, &cancel).instrument(root).await;
+            interrupt.abort();
+            outcome
         }
         Err(error) => Outcome::failed(&args.task, error),
     };
     report(&outcome, args.json);
-    outcome.status.exit_code()
+    exit::for_run(outcome.status)
 }
 
 async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let llm = args.model.llm(matches)?;
-    let toolbox = args.tools.toolbox(&workspace).await?;
+    let llm = args.model.llm(matches).map_err(|e| e.to_string())?;
+    let toolbox = args.tools.toolbox(&workspace).await.map_err(|e| e.to_string())?;
     let limits = Limits {
         max_rounds: args.max_rounds.max(1),
-        timeout: Duration::from_secs(args.timeout.max(1)),
+        timeout: args.timeout,
         temperature: args.temperature,
         ..Limits::default()
     };
@@ -95,31 +104,22 @@ fn print_round(entry: &JournalEntry) {
     let secs = (entry.llm_ms + entry.tool_ms) as f64 / 1000.0;
     eprintln!(
         "[round {:>2}] {:<14} {:<5} {secs:.1}s",
-        entry.round, entry.action, entry.status
+        entry.round,
+        entry.action,
+        entry.status.as_str()
     );
 }
 
 fn report(outcome: &Outcome, json: bool) {
-    let mut out = std::io::stdout().lock();
     if let Some(error) = &outcome.error {
         eprintln!("error: {error}");
-    } else if outcome.status != StopStatus::Finished {
+    } else if !matches!(outcome.status, StopStatus::Finished | StopStatus::Cancelled) {
         eprintln!(
             "stopped: {} guard after {} rounds",
             outcome.status.as_str(),
             outcome.rounds
         );
     }
-    let written = if json {
-        serde_json::to_string(outcome)
-            .map_err(std::io::Error::from)
-            .and_then(|line| writeln!(out, "{line}"))
-    } else {
-        match &outcome.result {
-            Some(result) => writeln!(out, "{result}"),
-            None => writeln!(out, "{}", outcome.progress),
-        }
-    };
-    // A closed stdout (e.g. piped into `head`) is not worth a panic.
-    let _ = written.and_then(|_| out.flush());
+    let text = outcome.result.as_deref().unwrap_or(&outcome.progress);
+    print_result(json.then_some(outcome), text);
 }

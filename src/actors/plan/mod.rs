@@ -1,0 +1,19 @@
+//! Plans, as plain code: what a plan is and how it is read from the model's
+//! reply (`subtask.rs`), the checks it must pass (`validate.rs`), the
+//! prompts that ask for one (`prompts.rs`), and the model calls that ask,
+//! validate and re-ask (`ask.rs`). Nothing here knows about actors.
+
+mod ask;
+mod prompts;
+mod subtask;
+mod validate;
+
+pub use ask::{plan_schema, request_answer, request_plan, AnswerError, Asked, IdRules, PlanError};
+pub use prompts::{
+    final_messages, plan_errors_message, plan_messages, replan_messages, ReplanContext,
+};
+pub use subtask::{parse_plan, PlannedSubtask, PLAN_SHAPE};
+pub use validate::{rename_clashes, validate_plan, MAX_SUBTASKS};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,179 @@
+//! One run of the loop: the state that lives from the first round to the
+//! last (goal, system prompt, deadline, cancellation, journal, usage), and
+//! the round itself, perceive → decide → act → observe, then the guards.
+
+use std::future::Future;
+
+use tokio::time::{timeout_at, Instant};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use super::guard::{self, StopStatus};
+use super::outcome::Ending;
+use super::{act, decide, observe, perceive, Agent};
+use crate::decision::Decision;
+use crate::journal::{Journal, JournalEntry, UNPARSED};
+use crate::limits::Limits;
+use crate::llm::Usage;
+use crate::telemetry;
+use crate::tools::{ToolResult, ToolStatus};
+
+/// The state of one run.
+pub(crate) struct Run<'a> {
+    agent: &'a Agent,
+    goal: &'a str,
+    /// Built once: it is the same every round (and so a stable prompt prefix).
+    system: String,
+    deadline: Instant,
+    cancel: &'a CancellationToken,
+    pub(crate) journal: Journal,
+    pub(crate) usage: Usage,
+}
+
+impl<'a> Run<'a> {
+    /// A run of `agent` on `goal` whose earlier rounds are in `journal`.
+    pub(crate) fn new(
+        agent: &'a Agent,
+        goal: &'a str,
+        journal: Journal,
+        cancel: &'a CancellationToken,
+    ) -> Self {
+        Self {
+            system: perceive::system_prompt(&agent.identity, &agent.toolbox, &agent.limits),
+            deadline: Instant::now() + agent.limits.timeout,
+            agent,
+            goal,
+            cancel,
+            journal,
+            usage: Usage::default(),
+        }
+    }
+
+    /// Runs rounds until one ends the run; returns how it ended.
+    pub(crate) async fn rounds(&mut self) -> Ending {
+        loop {
+            let round = self.journal.entries().len() as u32 + 1;
+            let span = tracing::info_span!("round", hermes.round = i64::from(round), hermes.role = %self.agent.role);
+            if let Some(ending) = self.round(round).instrument(span).await {
+                return ending;
+            }
+        }
+    }
+
+    /// Awaits `work` unless the wall clock runs out or the run is cancelled
+    /// first (the model or tool call is dropped then).
+    async fn bounded<F: Future>(&self, work: F) -> Result<F::Output, StopStatus> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(StopStatus::Cancelled),
+            done = timeout_at(self.deadline, work) => done.map_err(|_| StopStatus::Timeout),
+        }
+    }
+
+    /// One perceive → decide → act → observe pass; `Some` when the run ends.
+    async fn round(&mut self, round: u32) -> Option<Ending> {
+        if self.cancel.is_cancelled() {
+            return Some(Ending::stop(StopStatus::Cancelled));
+        }
+        let limits = &self.agent.limits;
+        let time_left = self.deadline.saturating_duration_since(Instant::now());
+        let messages = perceive::messages(
+            &self.system,
+            self.goal,
+            self.journal.entries(),
+            limits,
+            time_left,
+        );
+        let decide = decide::decide(
+            self.agent.llm.as_ref(),
+            messages,
+            limits,
+            &self.agent.schema,
+        );
+        let decided = match self.bounded(decide).await {
+            Err(stop) => return Some(Ending::stop(stop)),
+            Ok(Err(e)) => return Some(Ending::error(e.to_string())),
+            Ok(Ok(decided)) => decided,
+        };
+        self.usage += decided.usage;
+        let mut finished = None;
+        let entry = match decided.decision {
+            Ok(decision) if decision.is_finish() => {
+                let result = decision.result.clone().unwrap_or_default();
+                let entry = entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
+                finished = Some(result);
+                entry
+            }
+            Ok(decision) => {
+                let acted = act::act(&self.agent.toolbox, &decision.action);
+                let (result, took) = match self.bounded(acted).await {
+                    Ok(done) => done,
+                    Err(stop) => return Some(Ending::stop(stop)),
+                };
+                JournalEntry {
+                    tool_ms: took.as_millis() as u64,
+                    ..entry_for(round, &decision, &result, limits)
+                }
+            }
+            Err(failure) => {
+                let result = ToolResult::error(failure.observation());
+                JournalEntry {
+                    status: ToolStatus::Error,
+                    observation: observe::observation_text(&result, limits),
+                    raw: Some(failure.raw),
+                    ..JournalEntry::new(round, "", UNPARSED, serde_json::json!({}))
+                }
+            }
+        };
+        self.record(JournalEntry {
+            tokens: decided.usage,
+            llm_ms: decided.llm_time.as_millis() as u64,
+            regenerated: decided.regenerated,
+            ..entry
+        })
+        .await;
+        if let Some(result) = finished {
+            return Some(Ending::finished(result));
+        }
+        guard::check(self.journal.entries(), limits).map(Ending::stop)
+    }
+
+    /// Records a round: span attributes, the caller's callback, the journal.
+    async fn record(&mut self, entry: JournalEntry) {
+        let span = tracing::Span::current();
+        span.set_attribute("hermes.action", entry.action.clone());
+        span.set_attribute("hermes.args_hash", entry.args_hash.clone());
+        span.set_attribute("hermes.status", entry.status.as_str());
+        span.set_attribute("hermes.parse.repaired", entry.repaired);
+        span.set_attribute("hermes.parse.regenerated", entry.regenerated);
+        if entry.is_error() {
+            telemetry::set_error(&span, crate::text::clip(&entry.observation, 300));
+        }
+        tracing::info!(round = entry.round, action = %entry.action, status = %entry.status.as_str(), "round done");
+        if let Some(callback) = &self.agent.on_round {
+            callback(&entry);
+        }
+        self.journal.record(entry).await;
+    }
+}
+
+/// A journal entry for a decision and the result its action produced.
+fn entry_for(
+    round: u32,
+    decision: &Decision,
+    result: &ToolResult,
+    limits: &Limits,
+) -> JournalEntry {
+    JournalEntry {
+        status: result.status,
+        observation: observe::observation_text(result, limits),
+        repaired: decision.repaired,
+        ..JournalEntry::new(
+            round,
+            &decision.thought,
+            &decision.action.name,
+            decision.action.args.clone(),
+        )
+    }
+}
