@@ -16,7 +16,7 @@ use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio_util::sync::CancellationToken;
 
-use super::faults::Faults;
+use crate::faults::Faults;
 use super::messages::{ExecutorMsg, LoopPanic, PlannerMsg, SubtaskRun, TaskEvent, TaskId};
 use super::roles::Role;
 use crate::agent::Agent;
@@ -114,9 +114,11 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
             rounds.push(entry.clone());
         }
     });
+    let (journals, key) = (Arc::clone(&args.journals), subtask.clone());
+    let rounds_done = Arc::new(move || journals.get(&key).map_or(0, |r| r.len() as u32));
     let llm = args
         .faults
-        .executor_llm(Arc::clone(&args.llm), &subtask, Arc::clone(&args.journals));
+        .executor_llm(Arc::clone(&args.llm), &subtask, run.attempt, rounds_done);
     let agent = Agent::new(llm, Arc::clone(&args.toolbox))
         .with_limits(run.limits.clone())
         .with_identity(args.role.system_prompt.clone())

@@ -7,7 +7,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 
 use super::events::EventSink;
-use super::faults::Faults;
+use crate::faults::Faults;
 use super::messages::{PlannerMsg, TaskRequest};
 use super::report::TaskReport;
 use super::models::{ModelFactory, Models};

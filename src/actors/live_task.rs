@@ -373,6 +373,7 @@ impl LiveTask {
         }
         let run = SubtaskRun {
             goal: self.dag.executor_goal(&spec),
+            attempt: self.dag.slot(&spec.id).map_or(0, |s| s.restarts),
             subtask: spec.clone(),
             limits,
             history,

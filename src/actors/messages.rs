@@ -115,6 +115,8 @@ pub struct SubtaskRun {
     pub limits: Limits,
     /// Rounds already done, when an executor restarts after a crash.
     pub history: Vec<JournalEntry>,
+    /// 0 for the first executor of this subtask, 1 after a restart.
+    pub attempt: u32,
     /// W3C trace context of the sender (`traceparent`, `tracestate`).
     pub trace_context: HashMap<String, String>,
 }

@@ -23,7 +23,6 @@
 mod dag;
 pub mod events;
 pub mod executor;
-pub mod faults;
 mod handle;
 mod live_task;
 pub mod messages;
@@ -36,7 +35,8 @@ pub mod roles;
 
 pub use dag::{AfterFailure, Dag, Slot};
 pub use events::{EventSink, PlanEvent};
-pub use faults::Faults;
+/// Re-exported: fault injection lives in [`crate::faults`].
+pub use crate::faults::Faults;
 pub use handle::{
     Hermes, HermesBuilder, HermesError, DEFAULT_CONCURRENCY, DEFAULT_MAX_REPLANS,
     DEFAULT_TASK_TIMEOUT,

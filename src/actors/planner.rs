@@ -15,7 +15,7 @@ use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, Supervi
 use tokio_util::sync::CancellationToken;
 
 use super::events::EventSink;
-use super::faults::Faults;
+use crate::faults::Faults;
 use super::live_task::{Cx, LiveTask};
 use super::messages::{PlannerMsg, TaskEvent, TaskId, TaskRequest};
 use super::models::Models;

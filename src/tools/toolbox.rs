@@ -71,6 +71,11 @@ impl Toolbox {
         self.tools.values().map(|r| &r.spec)
     }
 
+    /// The registered tools, sorted by name (for wrappers such as fault injection).
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.values().map(|r| &r.tool)
+    }
+
     /// The prompt section listing every tool with its parameters.
     pub fn render(&self) -> String {
         self.specs().map(ToolSpec::render).collect()
