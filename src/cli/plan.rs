@@ -79,7 +79,11 @@ pub async fn execute(args: PlanArgs, matches: Option<&ArgMatches>) -> i32 {
 async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let toolbox = args.tools.toolbox(&workspace).await?;
+    let toolbox = args
+        .tools
+        .toolbox(&workspace)
+        .await
+        .map_err(|e| e.to_string())?;
     let roles =
         RoleRegistry::load_dir(&args.roles, &known_tools(&toolbox)).map_err(|e| e.to_string())?;
     for role in roles.all() {
@@ -92,7 +96,7 @@ async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, 
             eprintln!("warning: role `{}` lists `{tool}`, which is not available here; it runs without it", role.name);
         }
     }
-    let llm: Arc<dyn Llm> = args.model.llm(matches)?;
+    let llm: Arc<dyn Llm> = args.model.llm(matches).map_err(|e| e.to_string())?;
     let model_args = args.model.clone();
     let default_llm = Arc::clone(&llm);
     // Roles that name a model get a client for it on the same server; the
@@ -104,7 +108,10 @@ async fn start(args: &PlanArgs, matches: Option<&ArgMatches>) -> Result<Hermes, 
         }
         let mut per_role = model_args.clone();
         per_role.model = name.to_string();
-        per_role.client(None).map(|c| Arc::new(c) as Arc<dyn Llm>)
+        per_role
+            .client(None)
+            .map(|c| Arc::new(c) as Arc<dyn Llm>)
+            .map_err(|e| e.to_string())
     });
     Hermes::builder()
         .llm(llm)

@@ -73,8 +73,12 @@ pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>) -> i32 {
 async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let llm = args.model.llm(matches)?;
-    let toolbox = args.tools.toolbox(&workspace).await?;
+    let llm = args.model.llm(matches).map_err(|e| e.to_string())?;
+    let toolbox = args
+        .tools
+        .toolbox(&workspace)
+        .await
+        .map_err(|e| e.to_string())?;
     let limits = Limits {
         max_rounds: args.max_rounds.max(1),
         timeout: Duration::from_secs(args.timeout.max(1)),
