@@ -14,7 +14,8 @@ use std::time::Duration;
 use hermes::actors::{Hermes, RoleRegistry, TaskRequest};
 use hermes::llm::openai::DEFAULT_BASE_URL;
 use hermes::llm::{OpenAiClient, OpenAiConfig};
-use hermes::tools::{builtin, Toolbox, Workspace};
+use hermes::tools::defaults::{default_toolbox, known_tools, ToolOptions};
+use hermes::tools::Workspace;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -26,10 +27,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = std::env::var("HERMES_MODEL").unwrap_or_else(|_| "qwen2.5:7b".into());
     let llm = Arc::new(OpenAiClient::new(OpenAiConfig::new(base_url, model))?);
 
+    // Every tool that works here (run_code needs bubblewrap, web_search a
+    // configured provider); what is missing is said once.
     let workspace = Workspace::new("examples/workspace")?;
-    let mut toolbox = Toolbox::new();
-    builtin::register_file_tools(&mut toolbox, &workspace);
-    let roles = RoleRegistry::load_dir(Path::new("agents"), &toolbox.names())?;
+    let tools = default_toolbox(&workspace, &ToolOptions::default()).await?;
+    for warning in &tools.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let toolbox = tools.toolbox;
+    let roles = RoleRegistry::load_dir(Path::new("agents"), &known_tools(&toolbox))?;
 
     let hermes = Hermes::builder()
         .llm(llm)

@@ -15,7 +15,8 @@ use hermes::agent::{Agent, CancellationToken};
 use hermes::limits::Limits;
 use hermes::llm::openai::DEFAULT_BASE_URL;
 use hermes::llm::{OpenAiClient, OpenAiConfig};
-use hermes::tools::{builtin, Toolbox, Workspace};
+use hermes::tools::defaults::{default_toolbox, ToolOptions};
+use hermes::tools::Workspace;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,10 +31,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.api_key = std::env::var("HERMES_API_KEY").ok();
     let llm = Arc::new(OpenAiClient::new(config)?);
 
-    // 2. The tools: file tools confined to a workspace directory.
+    // 2. The tools: the defaults (file tools confined to a workspace
+    //    directory, sandboxed run_code, http_fetch, ...), here only the file tools.
     let workspace = Workspace::new("examples/workspace")?;
-    let mut toolbox = Toolbox::new();
-    builtin::register_file_tools(&mut toolbox, &workspace);
+    let options = ToolOptions {
+        only: Some(vec![
+            "read_file".into(),
+            "write_file".into(),
+            "list_dir".into(),
+        ]),
+        ..ToolOptions::default()
+    };
+    let tools = default_toolbox(&workspace, &options).await?;
+    for warning in &tools.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let toolbox = tools.toolbox;
 
     // 3. The loop, with tighter limits than the defaults.
     let limits = Limits {

@@ -93,8 +93,24 @@ impl Telemetry {
     }
 }
 
+/// Why tracing could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    /// The OTLP exporter could not be built for the endpoint.
+    #[error("cannot export traces to {endpoint}: {reason}. Check --otlp, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and OTEL_EXPORTER_OTLP_ENDPOINT (an http:// or https:// URL such as http://localhost:4318), or unset them to run without exporting spans")]
+    Exporter {
+        /// The traces endpoint that was configured.
+        endpoint: String,
+        /// What the exporter builder said.
+        reason: String,
+    },
+    /// Another global tracing subscriber is already installed.
+    #[error("cannot install the tracing subscriber: {0}. Call telemetry::init once, before any other subscriber is set")]
+    Subscriber(String),
+}
+
 /// A tracer provider for `config` (exporting over OTLP when an endpoint is set).
-pub fn provider(config: &TelemetryConfig) -> Result<SdkTracerProvider, String> {
+pub fn provider(config: &TelemetryConfig) -> Result<SdkTracerProvider, TelemetryError> {
     RECORD_CONTENT.store(config.record_content, Ordering::Relaxed);
     let resource = Resource::builder()
         .with_service_name(config.service_name.clone())
@@ -106,7 +122,10 @@ pub fn provider(config: &TelemetryConfig) -> Result<SdkTracerProvider, String> {
             .with_endpoint(endpoint.clone())
             .with_timeout(EXPORT_TIMEOUT)
             .build()
-            .map_err(|e| format!("cannot export traces to {endpoint}: {e}"))?;
+            .map_err(|e| TelemetryError::Exporter {
+                endpoint: endpoint.clone(),
+                reason: e.to_string(),
+            })?;
         builder = builder.with_batch_exporter(WarnOnce {
             inner: exporter,
             endpoint: endpoint.clone(),
@@ -119,7 +138,7 @@ pub fn provider(config: &TelemetryConfig) -> Result<SdkTracerProvider, String> {
 /// Installs the global subscriber: human logs on stderr filtered by
 /// `RUST_LOG` (default `warn`), and every Hermes span to OpenTelemetry
 /// whatever `RUST_LOG` says.
-pub fn init(config: &TelemetryConfig) -> Result<Telemetry, String> {
+pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
     let provider = provider(config)?;
     let tracer = provider.tracer("hermes");
     let logs = tracing_subscriber::fmt::layer()
@@ -132,7 +151,7 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, String> {
         .with(logs)
         .with(spans)
         .try_init()
-        .map_err(|e| format!("cannot install the tracing subscriber: {e}"))?;
+        .map_err(|e| TelemetryError::Subscriber(e.to_string()))?;
     Ok(Telemetry { provider })
 }
 

@@ -162,3 +162,58 @@ async fn mcp_servers_come_from_the_config_file_too() {
         bad.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn roles_are_listed_without_starting_mcp_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("echoer.toml"),
+        "name = \"echoer\"\ndescription = \"Echoes.\"\nsystem_prompt = \"You echo.\"\ntools = [\"read_file\", \"echo\"]\n",
+    )
+    .unwrap();
+    let roles = dir.path().to_str().unwrap();
+    let marker = dir.path().join("started");
+    let mcp = format!("sh -c 'touch {}'", marker.display());
+
+    // `echo` may come from the MCP server: listed, with a warning.
+    let run = hermes(
+        &["roles", "--roles", roles, "--mcp", &mcp],
+        "http://127.0.0.1:9/v1",
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("echoer"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("warning: `echo` is not a built-in tool"),
+        "{}",
+        run.stderr
+    );
+    assert!(!marker.exists(), "hermes roles started the MCP server");
+
+    // Without MCP servers nothing can provide `echo`: the role is refused.
+    let run = hermes(&["roles", "--roles", roles], "http://127.0.0.1:9/v1").await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("echoer.toml") && run.stderr.contains("unknown tool `echo`"),
+        "{}",
+        run.stderr
+    );
+
+    // A bad config file is an error, not an empty tool list.
+    let config = dir.path().join("hermes.toml");
+    std::fs::write(&config, "[[mcp]]\ncommand = \"x\"\nargz = []\n").unwrap();
+    let run = hermes(
+        &[
+            "roles",
+            "--roles",
+            roles,
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        "http://127.0.0.1:9/v1",
+    )
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("argz"), "{}", run.stderr);
+}

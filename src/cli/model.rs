@@ -7,7 +7,38 @@ use clap::{ArgMatches, Args};
 use hermes::llm::openai::DEFAULT_BASE_URL;
 use std::sync::Arc;
 
-use hermes::llm::{Llm, OpenAiClient, OpenAiConfig};
+use hermes::llm::{Llm, LlmError, OpenAiClient, OpenAiConfig};
+
+/// Why no model could be set up from the model flags.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelConfigError {
+    /// `--provider local` without a model file.
+    #[cfg(feature = "local-llm")]
+    #[error("--provider local needs --model-path FILE.gguf (or HERMES_MODEL_PATH)")]
+    NoModelPath,
+    /// The local provider was asked for but not compiled in.
+    #[cfg(not(feature = "local-llm"))]
+    #[error("this hermes was built without the local model provider; rebuild with `cargo build --release --features local-llm` (needs cmake, clang, libclang-dev)")]
+    LocalNotBuilt,
+    /// The model (local file or HTTP client) could not be set up.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+/// Why a number of seconds on the command line was refused.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a number of seconds; give a positive number such as 120 or 0.5")]
+struct BadSeconds(String);
+
+/// Parses a positive, finite number of seconds, fractions allowed (`0.5`).
+fn parse_seconds(text: &str) -> Result<Duration, BadSeconds> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|secs| *secs > 0.0)
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(|| BadSeconds(text.to_string()))
+}
 
 /// Where the model is and how to reach it.
 #[derive(Debug, Clone, Args)]
@@ -21,9 +52,9 @@ pub struct ModelArgs {
     /// API key (falls back to OPENAI_API_KEY). Not needed for Ollama.
     #[arg(long, env = "HERMES_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
-    /// Seconds to wait for one model request.
-    #[arg(long, default_value_t = 120, value_name = "SECS")]
-    pub request_timeout: u64,
+    /// Seconds to wait for one model request (fractions allowed).
+    #[arg(long, default_value = "120", value_parser = parse_seconds, value_name = "SECS")]
+    pub request_timeout: Duration,
     /// `openai` (any OpenAI-compatible server) or `local` (a GGUF file run
     /// in-process; needs the local-llm feature). Default: local when a
     /// model path is set and no base URL is, else openai.
@@ -47,7 +78,7 @@ pub struct ModelArgs {
 impl ModelArgs {
     /// The model to use: the in-process one or an HTTP client, as
     /// `--provider` (or its default) says.
-    pub fn llm(&self, matches: Option<&ArgMatches>) -> Result<Arc<dyn Llm>, String> {
+    pub fn llm(&self, matches: Option<&ArgMatches>) -> Result<Arc<dyn Llm>, ModelConfigError> {
         if self.is_local(matches) {
             return self.local();
         }
@@ -67,38 +98,38 @@ impl ModelArgs {
     }
 
     #[cfg(feature = "local-llm")]
-    fn local(&self) -> Result<Arc<dyn Llm>, String> {
+    fn local(&self) -> Result<Arc<dyn Llm>, ModelConfigError> {
         use hermes::llm::local::{LocalConfig, LocalLlm};
         let path = self
             .model_path
             .clone()
-            .ok_or("--provider local needs --model-path FILE.gguf (or HERMES_MODEL_PATH)")?;
+            .ok_or(ModelConfigError::NoModelPath)?;
         let mut config = LocalConfig::new(path);
         if let Some(threads) = self.threads {
             config.threads = threads.max(1);
         }
         config.context_size = self.context_size.max(256);
         config.grammar = !self.no_grammar;
-        Ok(Arc::new(LocalLlm::load(config).map_err(|e| e.to_string())?))
+        Ok(Arc::new(LocalLlm::load(config)?))
     }
 
     #[cfg(not(feature = "local-llm"))]
-    fn local(&self) -> Result<Arc<dyn Llm>, String> {
-        Err("this hermes was built without the local model provider; rebuild with `cargo build --release --features local-llm` (needs cmake, clang, libclang-dev)".into())
+    fn local(&self) -> Result<Arc<dyn Llm>, ModelConfigError> {
+        Err(ModelConfigError::LocalNotBuilt)
     }
 
     /// Builds the HTTP client; `matches` tells where `--base-url` came
     /// from, for the error shown when nothing answers there.
-    pub fn client(&self, matches: Option<&ArgMatches>) -> Result<OpenAiClient, String> {
+    pub fn client(&self, matches: Option<&ArgMatches>) -> Result<OpenAiClient, ModelConfigError> {
         let mut config = OpenAiConfig::new(self.base_url.clone(), self.model.clone());
         config.api_key = self
             .api_key
             .clone()
             .or_else(|| std::env::var("OPENAI_API_KEY").ok())
             .filter(|k| !k.is_empty());
-        config.request_timeout = Duration::from_secs(self.request_timeout.max(1));
+        config.request_timeout = self.request_timeout;
         config.origin_hint = origin_hint(matches.and_then(|m| m.value_source("base_url")));
-        OpenAiClient::new(config).map_err(|e| e.to_string())
+        Ok(OpenAiClient::new(config)?)
     }
 }
 
@@ -113,4 +144,18 @@ fn origin_hint(source: Option<ValueSource>) -> String {
     format!(
         "{origin} Start the server, or point --base-url / HERMES_BASE_URL at one; the model is set by --model / HERMES_MODEL and the key by --api-key / HERMES_API_KEY / OPENAI_API_KEY."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_may_be_fractional_but_must_be_positive() {
+        assert_eq!(parse_seconds("120").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_seconds("0.5").unwrap(), Duration::from_millis(500));
+        for bad in ["0", "-1", "NaN", "inf", "2m", ""] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -1,11 +1,16 @@
-//! Tool options shared by `run`, `plan` and `roles`, and the toolbox they build.
+//! Tool flags shared by `run`, `plan` and `roles`: they map onto the
+//! library's [`ToolOptions`]; the toolbox policy lives in
+//! [`hermes::tools::defaults`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use hermes::tools::builtin::{self, HttpFetch, HttpFetchConfig, SearchProvider, WebSearch};
-use hermes::tools::mcp::{self, McpConfigFile, McpServerConfig};
+use hermes::tools::defaults::{self, ToolOptions, ToolsError};
+use hermes::tools::mcp::{McpConfigFile, McpServerConfig};
 use hermes::tools::{Toolbox, Workspace};
+
+/// Re-exported for `plan`, which checks roles against the built toolbox.
+pub use hermes::tools::defaults::known_tools;
 
 /// Which tools the agents get and how they are limited.
 #[derive(Debug, Clone, Default, Args)]
@@ -32,85 +37,30 @@ pub struct ToolArgs {
 }
 
 impl ToolArgs {
-    /// The MCP servers from `--mcp` flags and the config file.
-    pub fn mcp_servers(&self) -> Result<Vec<McpServerConfig>, String> {
-        let mut servers = Vec::new();
-        let default = Path::new("hermes.toml");
-        let file = self
-            .config
-            .as_deref()
-            .or_else(|| default.exists().then_some(default));
-        if let Some(path) = file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-            let parsed: McpConfigFile = toml::from_str(&text).map_err(|e| {
-                format!(
-                    "{}: {}",
-                    path.display(),
-                    e.to_string().trim().replace('\n', " ")
-                )
-            })?;
-            servers.extend(parsed.mcp);
-        }
+    /// The library options these flags ask for; reads the config file but
+    /// starts nothing.
+    pub fn options(&self) -> Result<ToolOptions, ToolsError> {
+        let mut mcp = McpConfigFile::load_or_default(self.config.as_deref())?.mcp;
         for line in &self.mcp {
-            servers.push(McpServerConfig::from_command_line(line)?);
+            mcp.push(McpServerConfig::from_command_line(line)?);
         }
-        Ok(servers)
+        Ok(ToolOptions {
+            allow_code_writes: self.allow_code_writes,
+            allow_private_network: self.allow_private_network,
+            allowed_hosts: self.allow_hosts.clone(),
+            mcp,
+            only: self.tools.clone(),
+            ..ToolOptions::default()
+        })
     }
 
-    /// Every tool available here: file tools, run_code when bubblewrap
-    /// works, http_fetch, web_search when a provider is configured, and the
-    /// MCP servers' tools. What is missing is said once on stderr.
-    pub async fn toolbox(&self, workspace: &Workspace) -> Result<Toolbox, String> {
-        let mut toolbox = Toolbox::new();
-        builtin::register_file_tools(&mut toolbox, workspace);
-        if let Err(why) =
-            builtin::register_run_code(&mut toolbox, workspace, self.allow_code_writes).await
-        {
-            eprintln!("warning: {why}");
+    /// The default toolbox for these flags; what is unavailable is said on
+    /// stderr, once per tool or server.
+    pub async fn toolbox(&self, workspace: &Workspace) -> Result<Toolbox, ToolsError> {
+        let built = defaults::default_toolbox(workspace, &self.options()?).await?;
+        for warning in &built.warnings {
+            eprintln!("warning: {warning}");
         }
-        toolbox.register(HttpFetch::new(HttpFetchConfig {
-            allow_private: self.allow_private_network,
-            allowed_hosts: self
-                .allow_hosts
-                .iter()
-                .map(|h| h.to_ascii_lowercase())
-                .collect(),
-            ..HttpFetchConfig::default()
-        }));
-        match SearchProvider::from_env() {
-            Ok(provider) => {
-                toolbox.register(WebSearch::new(provider));
-            }
-            Err(why) => tracing::info!("{why}"),
-        }
-        for warning in mcp::register_servers(&mut toolbox, &self.mcp_servers()?).await {
-            eprintln!("warning: {warning}; continuing without its tools");
-        }
-        match &self.tools {
-            None => Ok(toolbox),
-            Some(names) => {
-                let known = known_tools(&toolbox);
-                if let Some(unknown) = names.iter().find(|n| !known.contains(&n.as_str())) {
-                    return Err(format!(
-                        "--tools: unknown tool `{unknown}`; available tools: {}",
-                        toolbox.names().join(", ")
-                    ));
-                }
-                Ok(toolbox.subset(names))
-            }
-        }
+        Ok(built.toolbox)
     }
-}
-
-/// Names a role may list: every registered tool plus the built-in names
-/// that are unavailable here (dropped from the role with a warning).
-pub fn known_tools(toolbox: &Toolbox) -> Vec<&str> {
-    let registered = toolbox.names();
-    let missing: Vec<&str> = builtin::NAMES
-        .iter()
-        .copied()
-        .filter(|b| !registered.contains(b))
-        .collect();
-    registered.into_iter().chain(missing).collect()
 }

@@ -20,10 +20,13 @@ pub use openai::{OpenAiClient, OpenAiConfig};
 pub use scripted::ScriptedLlm;
 pub use traced::traced_chat;
 
-/// Who wrote a chat message.
+/// Who wrote a chat message (serialized as the wire format's `role`).
+///
+/// Not to be confused with [`crate::actors::Role`], the kind of executor
+/// agent a planner assigns work to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub enum Author {
     /// Instructions that frame the whole conversation.
     System,
     /// The user (for the loop: the goal and tool observations).
@@ -36,7 +39,7 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
     /// Author of the message.
-    pub role: Role,
+    pub role: Author,
     /// Plain-text content.
     pub content: String,
 }
@@ -45,21 +48,21 @@ impl ChatMessage {
     /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
         Self {
-            role: Role::System,
+            role: Author::System,
             content: content.into(),
         }
     }
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self {
-            role: Role::User,
+            role: Author::User,
             content: content.into(),
         }
     }
     /// An assistant message.
     pub fn assistant(content: impl Into<String>) -> Self {
         Self {
-            role: Role::Assistant,
+            role: Author::Assistant,
             content: content.into(),
         }
     }
@@ -80,6 +83,19 @@ pub struct ChatRequest {
     /// decoding (the in-process model turns it into a grammar); servers
     /// that cannot are only asked for JSON.
     pub schema: Option<serde_json::Value>,
+}
+
+impl ChatRequest {
+    /// The temperature as the decimal it was written as (`0.3`), for JSON
+    /// bodies and span attributes; widening the `f32` directly would give
+    /// `0.30000001192092896`.
+    pub fn temperature_f64(&self) -> f64 {
+        // An f32's Display is the shortest decimal that reads back as it.
+        self.temperature
+            .to_string()
+            .parse()
+            .unwrap_or(f64::from(self.temperature))
+    }
 }
 
 /// Token counts as reported by the server (zero when it reports none).

@@ -89,7 +89,7 @@ impl OpenAiClient {
         let mut body = json!({
             "model": self.config.model,
             "messages": request.messages,
-            "temperature": request.temperature,
+            "temperature": request.temperature_f64(),
             "max_tokens": request.max_tokens,
             "stream": false,
         });
@@ -159,15 +159,23 @@ impl Llm for OpenAiClient {
         (|| self.send_once(request))
             .retry(backoff)
             .when(LlmError::is_retryable)
-            .notify(|err, delay| {
-                tracing::warn!("model request failed ({err}); retrying in {delay:?}")
-            })
+            .notify(|err, delay| tracing::warn!("{}", retry_warning(err, delay)))
             .await
     }
 
     fn model(&self) -> &str {
         &self.config.model
     }
+}
+
+/// The log line for one retry: the error without its configuration hint
+/// (the final error, shown once, carries it).
+fn retry_warning(err: &LlmError, delay: Duration) -> String {
+    format!(
+        "model request failed ({}); retrying in {:.1}s",
+        err.brief(),
+        delay.as_secs_f64()
+    )
 }
 
 #[derive(Deserialize, Default)]
@@ -281,6 +289,87 @@ mod tests {
         let r = parse_completion(body).unwrap();
         assert!(r.content.contains("tool_calls"));
         assert!(r.content.contains("read_file"));
+    }
+
+    #[test]
+    fn temperature_is_sent_as_written() {
+        let client = OpenAiClient::new(OpenAiConfig::new("http://127.0.0.1:1/v1", "m")).unwrap();
+        let request = ChatRequest {
+            messages: vec![super::super::ChatMessage::user("hi")],
+            temperature: 0.3,
+            max_tokens: 10,
+            json: false,
+            schema: None,
+        };
+        let body = serde_json::to_string(&client.body(&request)).unwrap();
+        assert!(body.contains(r#""temperature":0.3,"#), "{body}");
+    }
+
+    /// A writer the test's log subscriber appends to.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_unreachable_server_is_explained_once_not_on_every_retry() {
+        // A port that was just free: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut config = OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
+        config.min_backoff = Duration::from_millis(1);
+        config.origin_hint = "THE HINT".into();
+        let client = OpenAiClient::new(config).unwrap();
+        let request = ChatRequest {
+            messages: vec![super::super::ChatMessage::user("hi")],
+            temperature: 0.0,
+            max_tokens: 10,
+            json: false,
+            schema: None,
+        };
+        let logs = Captured::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let error = tracing::subscriber::with_default(subscriber, || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(client.chat(&request))
+                .unwrap_err()
+        });
+        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(logs.matches("retrying in").count(), 2, "{logs}");
+        assert!(logs.contains(&format!("127.0.0.1:{port}")), "{logs}");
+        assert!(!logs.contains("THE HINT"), "{logs}");
+        assert_eq!(error.to_string().matches("THE HINT").count(), 1, "{error}");
+    }
+
+    #[test]
+    fn retry_warnings_leave_out_the_hint() {
+        let error = LlmError::Unreachable {
+            url: "http://h/v1/chat/completions".into(),
+            reason: "Connection refused".into(),
+            hint: "Set --base-url.".into(),
+        };
+        assert_eq!(
+            retry_warning(&error, Duration::from_millis(1500)),
+            "model request failed (http://h/v1/chat/completions: Connection refused); retrying in 1.5s"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub async fn traced_chat(llm: &dyn Llm, request: &ChatRequest) -> Result<ChatRes
         "llm.call",
         gen_ai.operation.name = "chat",
         gen_ai.request.model = %llm.model(),
-        gen_ai.request.temperature = f64::from(request.temperature),
+        gen_ai.request.temperature = request.temperature_f64(),
         gen_ai.request.max_tokens = i64::from(request.max_tokens),
     );
     if record_content() {

@@ -4,9 +4,11 @@
 //! registry: it renders every spec into the prompt, validates and coerces
 //! each call against the same spec, enforces the timeout, retries idempotent
 //! tools, turns panics into errors, and always answers with a
-//! [`ToolResult`] envelope.
+//! [`ToolResult`] envelope. [`defaults::default_toolbox`] builds the
+//! toolbox the CLI offers: the built-in tools that work here plus MCP servers.
 
 pub mod builtin;
+pub mod defaults;
 mod function;
 pub mod json_schema;
 pub mod mcp;
@@ -24,7 +26,7 @@ pub use function::{tool_fn, FnTool};
 pub use result::{ToolError, ToolResult, ToolStatus};
 pub use spec::{ParamKind, ParamSpec, ToolSpec, DEFAULT_TOOL_TIMEOUT};
 pub use toolbox::Toolbox;
-pub use validate::validate_args;
+pub use validate::{validate_args, InvalidArgs};
 pub use workspace::Workspace;
 
 /// Something the agent can call. Implement this for a custom tool and

@@ -88,14 +88,14 @@ pub async fn probe() -> Result<(), SandboxError> {
         .await
         .map_err(|e| {
             SandboxError(format!(
-                "bubblewrap (`bwrap`) is not installed or not runnable: {e}"
+                "bubblewrap (`bwrap`) is not installed or not runnable ({e}); install it, e.g. `apt-get install bubblewrap`"
             ))
         })?;
     if output.status.success() {
         Ok(())
     } else {
         Err(SandboxError(format!(
-            "bubblewrap cannot create a sandbox here: {}",
+            "bubblewrap cannot create a sandbox here ({}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns; in a container, a seccomp profile that permits them)",
             String::from_utf8_lossy(&output.stderr).trim()
         )))
     }
@@ -144,15 +144,18 @@ pub async fn run(
                 let _ = killpg(pgid, Signal::SIGKILL);
             }
             if let Some(cg) = &cgroup {
-                cg.kill_all();
+                cg.kill_all().await;
             }
             (child.wait().await.ok(), true)
         }
     };
-    let process_limit_hit = cgroup.as_ref().is_some_and(|cg| {
-        cg.kill_all();
-        cg.limit_hits() > 0
-    });
+    let process_limit_hit = match &cgroup {
+        Some(cg) => {
+            cg.kill_all().await;
+            cg.limit_hits() > 0
+        }
+        None => false,
+    };
     let stdout = stdout.await.unwrap_or_default();
     let stderr = stderr.await.unwrap_or_default();
     use std::os::unix::process::ExitStatusExt;
@@ -339,17 +342,31 @@ impl PidsCgroup {
             .unwrap_or(0)
     }
 
-    fn kill_all(&self) {
-        for _ in 0..50 {
-            let pids = std::fs::read_to_string(self.procs()).unwrap_or_default();
-            if pids.trim().is_empty() {
-                return;
-            }
-            for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
-                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-            }
-            std::thread::sleep(Duration::from_millis(10));
+    /// Kills every process in the cgroup until it is empty (at most about
+    /// half a second), waiting on the runtime between passes.
+    async fn kill_all(&self) {
+        kill_until_empty(&self.procs()).await;
+    }
+}
+
+/// One pass of SIGKILL over the processes listed in `procs`; whether any was listed.
+fn signal_all(procs: &Path) -> bool {
+    let pids = std::fs::read_to_string(procs).unwrap_or_default();
+    let mut any = false;
+    for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+        any = true;
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    any
+}
+
+/// Kills the processes in `procs` until none is left (50 passes, 10 ms apart).
+async fn kill_until_empty(procs: &Path) {
+    for _ in 0..50 {
+        if !signal_all(procs) {
+            return;
         }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -359,8 +376,21 @@ fn controllers_include_pids(base: &Path) -> bool {
 }
 
 impl Drop for PidsCgroup {
+    /// Never sleeps: [`run`] has already emptied the cgroup unless its
+    /// future was dropped early (a tool timeout). Then the processes get
+    /// one SIGKILL here, and removing the directory, which fails while they
+    /// are still exiting, is finished on the runtime when there is one.
     fn drop(&mut self) {
-        self.kill_all();
-        let _ = std::fs::remove_dir(&self.dir);
+        signal_all(&self.procs());
+        if std::fs::remove_dir(&self.dir).is_ok() {
+            return;
+        }
+        let dir = std::mem::take(&mut self.dir);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                kill_until_empty(&dir.join("cgroup.procs")).await;
+                let _ = std::fs::remove_dir(&dir);
+            });
+        }
     }
 }

@@ -98,7 +98,7 @@ impl Toolbox {
         };
         let args = match validate_args(&entry.spec, args) {
             Ok(args) => args,
-            Err(message) => return ToolResult::error(message),
+            Err(invalid) => return ToolResult::error(invalid.to_string()),
         };
         let attempts = if entry.spec.idempotent {
             1 + IDEMPOTENT_RETRIES

@@ -9,17 +9,39 @@ use serde_json::{Map, Value};
 
 use super::spec::{ParamKind, ParamSpec, ToolSpec};
 
-/// Validates `args` for `spec`, returning the coerced arguments or one
-/// message that lists every problem.
-pub fn validate_args(spec: &ToolSpec, args: &Value) -> Result<Map<String, Value>, String> {
+/// Why a call's args do not fit its tool's spec. The message is written
+/// for the model, which gets it as the call's error observation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidArgs {
+    /// The args are not a JSON object.
+    #[error("args for `{tool}` must be a JSON object, got {got}")]
+    NotAnObject {
+        /// The tool that was called.
+        tool: String,
+        /// What was sent instead, as JSON.
+        got: String,
+    },
+    /// Parameters are missing, unknown or of the wrong type.
+    #[error("invalid args for `{tool}`: {}", problems.join("; "))]
+    Problems {
+        /// The tool that was called.
+        tool: String,
+        /// One line per problem, each naming the parameter.
+        problems: Vec<String>,
+    },
+}
+
+/// Validates `args` for `spec`, returning the coerced arguments or every
+/// problem at once.
+pub fn validate_args(spec: &ToolSpec, args: &Value) -> Result<Map<String, Value>, InvalidArgs> {
     let given = match args {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
         other => {
-            return Err(format!(
-                "args for `{}` must be a JSON object, got {other}",
-                spec.name
-            ))
+            return Err(InvalidArgs::NotAnObject {
+                tool: spec.name.clone(),
+                got: other.to_string(),
+            })
         }
     };
     let mut problems = Vec::new();
@@ -59,11 +81,10 @@ pub fn validate_args(spec: &ToolSpec, args: &Value) -> Result<Map<String, Value>
     if problems.is_empty() {
         Ok(out)
     } else {
-        Err(format!(
-            "invalid args for `{}`: {}",
-            spec.name,
-            problems.join("; ")
-        ))
+        Err(InvalidArgs::Problems {
+            tool: spec.name.clone(),
+            problems,
+        })
     }
 }
 
@@ -198,18 +219,22 @@ mod tests {
 
     #[test]
     fn missing_required_param_is_named() {
-        let err = validate_args(&spec(), &json!({})).unwrap_err();
+        let err = validate_args(&spec(), &json!({})).unwrap_err().to_string();
         assert!(err.contains("missing required parameter `path`"), "{err}");
     }
 
     #[test]
     fn unknown_param_suggests_closest_name() {
-        let err = validate_args(&spec(), &json!({"path": "a", "cuont": 2})).unwrap_err();
+        let err = validate_args(&spec(), &json!({"path": "a", "cuont": 2}))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("unknown parameter `cuont`; did you mean `count`?"),
             "{err}"
         );
-        let err = validate_args(&spec(), &json!({"path": "a", "zzzzzz": 2})).unwrap_err();
+        let err = validate_args(&spec(), &json!({"path": "a", "zzzzzz": 2}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("valid parameters: path, count"), "{err}");
     }
 
@@ -218,14 +243,23 @@ mod tests {
         assert!(
             validate_args(&spec(), &json!({"path": "a", "count": "many"}))
                 .unwrap_err()
+                .to_string()
                 .contains("must be integer")
         );
         assert!(
             validate_args(&spec(), &json!({"path": "a", "mode": "medium"}))
                 .unwrap_err()
+                .to_string()
                 .contains("one of")
         );
         assert!(validate_args(&spec(), &json!({"path": "a", "force": "perhaps"})).is_err());
+        assert_eq!(
+            validate_args(&spec(), &json!([1])),
+            Err(InvalidArgs::NotAnObject {
+                tool: "t".into(),
+                got: "[1]".into()
+            })
+        );
     }
 
     #[test]

@@ -148,7 +148,7 @@ impl Tool for HttpFetch {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let mut url = Url::parse(args["url"].as_str().unwrap_or_default().trim())
+        let mut url = Url::parse(super::required_str(&args, "url")?.trim())
             .map_err(|e| ToolError::new(format!("invalid URL: {e}")))?;
         let mut method = Method::from_bytes(
             args.get("method")

@@ -11,11 +11,13 @@ pub use http_fetch::{is_private, HttpFetch, HttpFetchConfig};
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use run_code::RunCode;
-pub use web_search::{SearchProvider, WebSearch};
+pub use web_search::{SearchConfigError, SearchProvider, WebSearch};
 pub use write_file::WriteFile;
 
-use super::sandbox::{probe, SandboxConfig};
-use super::{Toolbox, Workspace};
+use serde_json::{Map, Value};
+
+use super::sandbox::{probe, SandboxConfig, SandboxError};
+use super::{ToolError, Toolbox, Workspace};
 
 /// Every built-in tool's name, whether or not it is available on this
 /// machine (roles may name them; unavailable ones are dropped with a warning).
@@ -28,17 +30,20 @@ pub const NAMES: &[&str] = &[
     "web_search",
 ];
 
+/// Why `run_code` was not registered: bubblewrap cannot sandbox code here.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("run_code is not available: {0}")]
+pub struct SandboxUnavailable(#[from] pub SandboxError);
+
 /// Registers `run_code` when bubblewrap can sandbox it here; otherwise
-/// returns why not (the caller logs it once) and registers nothing. Code
-/// is never run unsandboxed.
+/// returns why not (the caller reports it once) and registers nothing.
+/// Code is never run unsandboxed.
 pub async fn register_run_code(
     toolbox: &mut Toolbox,
     workspace: &Workspace,
     allow_writes: bool,
-) -> Result<(), String> {
-    probe()
-        .await
-        .map_err(|e| format!("run_code is not available: {e}"))?;
+) -> Result<(), SandboxUnavailable> {
+    probe().await?;
     let mut config = SandboxConfig::new(workspace.root());
     config.allow_writes = allow_writes;
     toolbox.register(RunCode::new(config));
@@ -50,4 +55,19 @@ pub fn register_file_tools(toolbox: &mut Toolbox, workspace: &Workspace) {
     toolbox.register(ReadFile::new(workspace.clone()));
     toolbox.register(WriteFile::new(workspace.clone()));
     toolbox.register(ListDir::new(workspace.clone()));
+}
+
+/// The string argument `name`, or an error the model can act on when it is
+/// missing or not a string. The toolbox validates args before calling a
+/// tool, but [`crate::tools::Tool::call`] is public and may get anything.
+fn required_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, ToolError> {
+    match args.get(name) {
+        Some(Value::String(text)) => Ok(text),
+        Some(other) => Err(ToolError::new(format!(
+            "parameter `{name}` must be a string, got {other}"
+        ))),
+        None => Err(ToolError::new(format!(
+            "missing required parameter `{name}`"
+        ))),
+    }
 }

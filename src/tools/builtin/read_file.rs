@@ -42,6 +42,7 @@ impl Tool for ReadFile {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+        super::required_str(&args, "path")?;
         let (path, shown) = self.workspace.resolve_arg(&args)?;
         if path.is_dir() {
             return Err(ToolError::new(format!(

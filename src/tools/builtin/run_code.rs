@@ -10,6 +10,8 @@ use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec};
 
 /// Default wall-clock limit for one run.
 pub const DEFAULT_CODE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Shortest run the model may ask for.
+pub const MIN_CODE_TIMEOUT: Duration = Duration::from_millis(100);
 /// Longest run the model may ask for.
 pub const MAX_CODE_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -47,22 +49,32 @@ impl Tool for RunCode {
         ToolSpec::new("run_code", description)
             .param(ParamSpec::new("language", ParamKind::String, "the interpreter").required().one_of(["python", "bash"]))
             .param(ParamSpec::new("code", ParamKind::String, "the program text").required())
-            .param(ParamSpec::new("timeout_secs", ParamKind::Integer, "wall-clock limit in seconds"))
+            .param(ParamSpec::new("timeout_secs", ParamKind::Number, "wall-clock limit in seconds (fractions allowed)"))
             .example(json!({"language": "python", "code": "import csv\nrows = list(csv.reader(open('data.csv')))\nprint(len(rows))"}))
             .timeout(MAX_CODE_TIMEOUT + Duration::from_secs(10))
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let code = args["code"].as_str().unwrap_or_default();
-        let interpreter: &[&str] = match args["language"].as_str() {
-            Some("bash") => &["/usr/bin/bash", "-c"],
-            _ => &["/usr/bin/python3", "-c"],
+        let code = super::required_str(&args, "code")?;
+        let interpreter: &[&str] = match super::required_str(&args, "language")? {
+            "bash" => &["/usr/bin/bash", "-c"],
+            "python" => &["/usr/bin/python3", "-c"],
+            other => {
+                return Err(ToolError::new(format!(
+                    "parameter `language` must be `python` or `bash`, got `{other}`"
+                )))
+            }
         };
-        let seconds = args
+        let timeout = args
             .get("timeout_secs")
-            .and_then(Value::as_u64)
-            .unwrap_or(DEFAULT_CODE_TIMEOUT.as_secs());
-        let timeout = Duration::from_secs(seconds.clamp(1, MAX_CODE_TIMEOUT.as_secs()));
+            .and_then(Value::as_f64)
+            .filter(|secs| secs.is_finite())
+            .map_or(DEFAULT_CODE_TIMEOUT, |secs| {
+                Duration::from_secs_f64(secs.clamp(
+                    MIN_CODE_TIMEOUT.as_secs_f64(),
+                    MAX_CODE_TIMEOUT.as_secs_f64(),
+                ))
+            });
         let mut argv = interpreter.to_vec();
         argv.push(code);
         let output = sandbox::run(&self.config, &argv, timeout)
@@ -72,7 +84,7 @@ impl Tool for RunCode {
         let problem = if output.timed_out {
             Some(format!(
                 "timed out after {}s and was killed",
-                timeout.as_secs()
+                timeout.as_secs_f64()
             ))
         } else if output.killed {
             Some("killed by a signal (a CPU, memory or process limit)".to_string())

@@ -40,18 +40,38 @@ pub enum SearchProvider {
     },
 }
 
+/// Why no [`SearchProvider`] could be chosen from the environment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SearchConfigError {
+    /// No provider is configured at all (web_search is simply left out).
+    #[error("web_search is not available: set HERMES_SEARXNG_URL (a SearxNG instance), BRAVE_API_KEY or TAVILY_API_KEY")]
+    NotConfigured,
+    /// `HERMES_SEARCH_PROVIDER` picks a provider whose setting is missing.
+    #[error("HERMES_SEARCH_PROVIDER={provider} needs {variable}; set it, or unset HERMES_SEARCH_PROVIDER")]
+    MissingSetting {
+        /// The provider asked for.
+        provider: &'static str,
+        /// The variable it needs.
+        variable: &'static str,
+    },
+    /// `HERMES_SEARCH_PROVIDER` names no known provider.
+    #[error("HERMES_SEARCH_PROVIDER={0} is not one of searxng, brave, tavily")]
+    UnknownProvider(String),
+}
+
 impl SearchProvider {
     /// The provider from the environment: `HERMES_SEARCH_PROVIDER`
     /// (`searxng`, `brave`, `tavily`) picks one; otherwise the first that is
     /// configured, in that order, from `HERMES_SEARXNG_URL`,
     /// `BRAVE_API_KEY` (`HERMES_BRAVE_URL`), `TAVILY_API_KEY`
-    /// (`HERMES_TAVILY_URL`). `Err` says why there is none.
-    pub fn from_env() -> Result<Self, String> {
+    /// (`HERMES_TAVILY_URL`). `Err` says why there is none;
+    /// [`SearchConfigError::NotConfigured`] means nothing was asked for.
+    pub fn from_env() -> Result<Self, SearchConfigError> {
         Self::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
     }
 
     /// Like [`SearchProvider::from_env`], reading variables through `var`.
-    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self, SearchConfigError> {
         let searxng =
             || var("HERMES_SEARXNG_URL").map(|base_url| SearchProvider::Searxng { base_url });
         let brave = || {
@@ -66,26 +86,19 @@ impl SearchProvider {
                 url: var("HERMES_TAVILY_URL").unwrap_or_else(|| TAVILY_URL.into()),
             })
         };
-        let missing = "web_search is not available: set HERMES_SEARXNG_URL (a SearxNG instance), BRAVE_API_KEY or TAVILY_API_KEY";
+        let missing = |provider, variable| SearchConfigError::MissingSetting { provider, variable };
         match var("HERMES_SEARCH_PROVIDER")
             .map(|p| p.to_ascii_lowercase())
             .as_deref()
         {
-            Some("searxng") => searxng()
-                .ok_or_else(|| "HERMES_SEARCH_PROVIDER=searxng needs HERMES_SEARXNG_URL".into()),
-            Some("brave") => {
-                brave().ok_or_else(|| "HERMES_SEARCH_PROVIDER=brave needs BRAVE_API_KEY".into())
-            }
-            Some("tavily") => {
-                tavily().ok_or_else(|| "HERMES_SEARCH_PROVIDER=tavily needs TAVILY_API_KEY".into())
-            }
-            Some(other) => Err(format!(
-                "HERMES_SEARCH_PROVIDER={other} is not one of searxng, brave, tavily"
-            )),
+            Some("searxng") => searxng().ok_or(missing("searxng", "HERMES_SEARXNG_URL")),
+            Some("brave") => brave().ok_or(missing("brave", "BRAVE_API_KEY")),
+            Some("tavily") => tavily().ok_or(missing("tavily", "TAVILY_API_KEY")),
+            Some(other) => Err(SearchConfigError::UnknownProvider(other.to_string())),
             None => searxng()
                 .or_else(brave)
                 .or_else(tavily)
-                .ok_or_else(|| missing.into()),
+                .ok_or(SearchConfigError::NotConfigured),
         }
     }
 
@@ -201,7 +214,7 @@ impl Tool for WebSearch {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let query = args["query"].as_str().unwrap_or_default().trim();
+        let query = super::required_str(&args, "query")?.trim();
         if query.is_empty() {
             return Err(ToolError::new("the query is empty"));
         }
@@ -229,9 +242,20 @@ mod tests {
                     .map(|(_, v)| v.to_string())
             }
         };
-        assert!(SearchProvider::from_lookup(env(&[]))
-            .unwrap_err()
+        assert_eq!(
+            SearchProvider::from_lookup(env(&[])),
+            Err(SearchConfigError::NotConfigured)
+        );
+        assert!(SearchConfigError::NotConfigured
+            .to_string()
             .contains("HERMES_SEARXNG_URL"));
+        assert_eq!(
+            SearchProvider::from_lookup(env(&[("HERMES_SEARCH_PROVIDER", "Tavily")])),
+            Err(SearchConfigError::MissingSetting {
+                provider: "tavily",
+                variable: "TAVILY_API_KEY"
+            })
+        );
         assert_eq!(
             SearchProvider::from_lookup(env(&[
                 ("HERMES_SEARXNG_URL", "http://s"),
@@ -251,7 +275,10 @@ mod tests {
             .unwrap(),
             SearchProvider::Brave { .. }
         ));
-        assert!(SearchProvider::from_lookup(env(&[("HERMES_SEARCH_PROVIDER", "bing")])).is_err());
+        assert_eq!(
+            SearchProvider::from_lookup(env(&[("HERMES_SEARCH_PROVIDER", "bing")])),
+            Err(SearchConfigError::UnknownProvider("bing".into()))
+        );
     }
 
     #[test]

@@ -40,11 +40,12 @@ impl Tool for WriteFile {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+        super::required_str(&args, "path")?;
+        let content = super::required_str(&args, "content")?;
         let (path, shown) = self.workspace.resolve_arg(&args)?;
         if path.is_dir() {
             return Err(ToolError::new(format!("`{shown}` is a directory")));
         }
-        let content = args["content"].as_str().unwrap_or_default();
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent)
                 .await
