@@ -19,6 +19,9 @@ const MESSY: &[(&str, &str)] = &[
     ("python-ish", "{'thought': 'Read.', 'action': {'name': 'read_file', 'args': {'path': 'notes.txt', 'force': True,},},}"),
     ("truncated", "{\"thought\": \"Read the notes first.\", \"action\": {\"name\": \"read_file\", \"args\": {\"path\": \"notes.t"),
     ("react text", "Thought: read the notes\nAction: read_file\nAction Input: {\"path\": \"notes.txt\"}"),
+    ("unescaped quotes", "{\"thought\": \"Write it.\", \"action\": {\"name\": \"write_file\", \"args\": {\"path\": \"a.py\", \"content\": \"print(\"a\", \"b\")\"}}}"),
+    ("windows path", "{\"thought\": \"Read the notes first.\", \"action\": {\"name\": \"read_file\", \"args\": {\"path\": \"C:\\Users\\me\\notes.txt\"}}}"),
+    ("call expression", "{\"thought\": \"Read the notes first.\", \"action\": \"read_file(path='notes.txt')\"}"),
 ];
 
 fn per_call(iterations: u32, mut f: impl FnMut()) -> Duration {

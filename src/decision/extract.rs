@@ -3,7 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{json::parse_value, Action, Decision, FINISH};
+use super::call::{self, excerpt};
+use super::{json::parse_value, shape, Action, Decision, DecisionError, FINISH};
 
 /// Removes a byte-order mark and `<think>…</think>` blocks (which may hold
 /// braces that are not the answer).
@@ -131,6 +132,30 @@ fn balanced_objects(text: &str) -> Vec<&str> {
         objects.push(&text[start..]);
     }
     objects
+}
+
+/// A ReAct action line written as a call: `Action: read_file(path="a")`.
+/// `None` when there is no such line, or when a `Final Answer:` label makes
+/// the text a finish (see [`react_text`]). The call may span lines (a
+/// multi-line string argument); whatever follows it is ignored. It is read
+/// before any JSON in the text, since JSON there is one of its arguments.
+pub(super) fn react_call(text: &str) -> Option<Result<Decision, DecisionError>> {
+    if !text.contains('(') || find_label(text, "final answer:").is_some() {
+        return None;
+    }
+    let rest = &text[find_label(text, "action:")?..];
+    match call::parse(rest) {
+        Ok(None) => None,
+        Ok(Some(parsed)) => {
+            let quoted = rest[..parsed.end].trim().to_string();
+            let thought = labelled_thought(text).unwrap_or_default();
+            Some(shape::from_call(parsed, &quoted, thought))
+        }
+        Err(reason) => Some(Err(DecisionError::BadCall {
+            call: excerpt(rest),
+            reason,
+        })),
+    }
 }
 
 /// Classic ReAct text without JSON around the action:

@@ -9,16 +9,26 @@
 //!    candidate JSON snippets in order (`<tool_call>` tags, fences, balanced
 //!    objects, a truncated tail);
 //! 2. `json`: parse each strictly, then after escaping raw control characters
-//!    and full-width quotes, then with the `llm_json` repair crate;
+//!    and full-width quotes and keeping stray backslashes literal
+//!    (`C:\Users`), then after escaping double quotes left unescaped inside
+//!    strings (`quotes`), then with the `llm_json` repair crate;
 //! 3. `shape`: normalise the value's shape (aliases for name and args,
-//!    OpenAI `tool_calls`, ReAct `action`/`action_input`, finish aliases);
+//!    OpenAI `tool_calls`, ReAct `action`/`action_input`, finish aliases, a
+//!    name written as a call expression, read by `call`);
 //! 4. the first candidate that yields a decision wins.
+//!
+//! A ReAct `Action: name(k=v)` line is read as that call before any JSON.
+//! Recovery never guesses: a call with positional arguments, a cut-off
+//! call, or quotes that cannot be told apart is an error that says so,
+//! never a decision with arguments the model did not mean.
 //!
 //! Nothing here panics or recurses on the input's nesting without a bound:
 //! pathological nesting is refused before any recursive parser sees it.
 
+mod call;
 mod extract;
 mod json;
+mod quotes;
 mod shape;
 
 use serde::Serialize;
@@ -81,6 +91,34 @@ pub enum DecisionError {
         /// The limit applied.
         limit: usize,
     },
+    /// A JSON string holds double quotes that are not escaped, and no
+    /// reading settles which of them end strings.
+    #[error("a JSON string holds unescaped double quotes that cannot be told apart from the quotes that end strings; escape quotes inside strings as \\\"")]
+    UnescapedQuotes,
+    /// The action is written as a call expression that cannot be read
+    /// (cut off, unbalanced, or a value that is not a literal).
+    #[error("the action `{call}` cannot be read as a tool call: {reason}; give the tool name alone in \"name\" and the arguments as a JSON object in \"args\"")]
+    BadCall {
+        /// The call as written (shortened).
+        call: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The action is a call expression with positional arguments, which
+    /// cannot be mapped to parameter names without guessing.
+    #[error("the action `{call}` passes arguments by position; name every argument in JSON: {{\"action\": {{\"name\": \"{name}\", \"args\": {{\"<parameter>\": <value>}}}}}}")]
+    PositionalArgs {
+        /// The call as written (shortened).
+        call: String,
+        /// The tool it names.
+        name: String,
+    },
+    /// The tool name holds parentheses or whitespace, so it is not a name.
+    #[error("the tool name `{name}` is not a tool name (it holds parentheses or whitespace); give the tool name alone in \"name\" and the arguments as a JSON object in \"args\"")]
+    BadToolName {
+        /// The name as given (shortened).
+        name: String,
+    },
 }
 
 /// The decision shape the model is asked for, shown again after a parse error.
@@ -94,6 +132,9 @@ pub fn parse_decision(raw: &str) -> Result<Decision, DecisionError> {
     let text = extract::clean(raw);
     if text.trim().is_empty() {
         return Err(DecisionError::Empty);
+    }
+    if let Some(decision) = extract::react_call(&text) {
+        return decision;
     }
     let label_thought = extract::labelled_thought(&text);
     let mut last_error = DecisionError::NoJson;
@@ -113,38 +154,62 @@ pub fn parse_decision(raw: &str) -> Result<Decision, DecisionError> {
             Err(e) => last_error = prefer(last_error, e),
         }
     }
-    extract::react_text(&text).ok_or(last_error)
+    match extract::react_text(&text) {
+        Some(decision) => shape::check_name(&decision.action.name).map(|()| decision),
+        None => Err(last_error),
+    }
 }
 
-/// The first JSON value in `raw`, cleaned and repaired exactly as decisions
-/// are, that `accept` takes. Used for other structured answers (plans).
+/// Every JSON value (object or array) in `raw`, in the order a reader meets
+/// them, found and repaired exactly as decisions are: `<think>` blocks and a
+/// byte-order mark removed, each candidate snippet (tags, fences, balanced
+/// objects, a cut-off tail) extracted and repaired once. Snippets that
+/// cannot be read, or that read as a bare string or number, are skipped.
+///
+/// Call it once and filter the result when several filters apply to the
+/// same reply; [`find_json`] and [`find_all_json`] are filters over it.
+pub fn json_values(raw: &str) -> Vec<Value> {
+    let text = extract::clean(raw);
+    extract::candidates(&text)
+        .iter()
+        .filter_map(|candidate| json::parse_value(candidate).ok())
+        .map(|(value, _)| value)
+        .filter(|value| value.is_object() || value.is_array())
+        .collect()
+}
+
+/// The first of [`json_values`] that `accept` takes. Used for other
+/// structured answers (plans).
 pub fn find_json(raw: &str, accept: impl Fn(&Value) -> bool) -> Option<Value> {
-    let text = extract::clean(raw);
-    extract::candidates(&text)
-        .iter()
-        .filter_map(|candidate| json::parse_value(candidate).ok())
-        .map(|(value, _)| value)
-        .find(|value| accept(value))
+    json_values(raw).into_iter().find(|value| accept(value))
 }
 
-/// Every JSON object in `raw` that `accept` takes, in order.
+/// Every one of [`json_values`] that `accept` takes, in order.
 pub fn find_all_json(raw: &str, accept: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let text = extract::clean(raw);
-    extract::candidates(&text)
-        .iter()
-        .filter_map(|candidate| json::parse_value(candidate).ok())
-        .map(|(value, _)| value)
+    json_values(raw)
+        .into_iter()
         .filter(|value| accept(value))
         .collect()
 }
 
-/// Keeps the more informative of two errors: a found-but-wrong JSON beats
-/// "no JSON at all".
+/// Keeps the more informative of two errors, the first of equals: a
+/// misread call or name beats found-but-wrong JSON, which beats JSON too
+/// deep to read, which beats "no JSON at all".
 fn prefer(old: DecisionError, new: DecisionError) -> DecisionError {
-    match (&old, &new) {
-        (DecisionError::NoAction { .. }, _) => old,
-        (DecisionError::TooDeep { .. }, DecisionError::NoJson) => old,
-        _ => new,
+    fn rank(error: &DecisionError) -> u8 {
+        match error {
+            DecisionError::Empty | DecisionError::NoJson => 0,
+            DecisionError::TooDeep { .. } => 1,
+            DecisionError::NoAction { .. } | DecisionError::UnescapedQuotes => 2,
+            DecisionError::BadCall { .. }
+            | DecisionError::PositionalArgs { .. }
+            | DecisionError::BadToolName { .. } => 3,
+        }
+    }
+    if rank(&new) > rank(&old) {
+        new
+    } else {
+        old
     }
 }
 

@@ -6,9 +6,14 @@
 //! them); OpenAI `tool_calls[0].function`; ReAct `{"action": "name",
 //! "action_input": {...}}`; the flattened `{"thought", "name", "args"}`;
 //! Hermes `{"name", "arguments"}`; and finish aliases.
+//!
+//! A name written as a call expression (`"read_file(path='a')"`) is read as
+//! that call (see [`super::call`]); and whatever the shape, no decision leaves
+//! here with a tool name that holds parentheses or whitespace.
 
 use serde_json::{Map, Value};
 
+use super::call::{self, excerpt, Call};
 use super::{json::parse_value, Action, Decision, DecisionError, FINISH};
 
 const NAME_KEYS: &[&str] = &["name", "tool", "tool_name", "function", "action_name"];
@@ -70,9 +75,47 @@ fn from_object(
             keys: obj.keys().cloned().collect::<Vec<_>>().join(", "),
         });
     }
+    match call::parse(&name) {
+        Ok(None) => decision(thought, name, args, &obj, false),
+        Ok(Some(parsed)) => {
+            // Only the call: `read_file(path='a') and then...` is not one.
+            let tail = name[parsed.end..].trim().trim_start_matches(';');
+            if !tail.trim().is_empty() {
+                return Err(bad_call(
+                    &name,
+                    "text follows its closing parenthesis".into(),
+                ));
+            }
+            let args = call_args(&parsed, &name, args)?;
+            decision(thought, parsed.name, args, &obj, true)
+        }
+        Err(reason) => Err(bad_call(&name, reason)),
+    }
+}
+
+/// A decision from a ReAct `Action: name(...)` line. `quoted` is the call
+/// as written, for error messages.
+pub(super) fn from_call(
+    parsed: Call,
+    quoted: &str,
+    thought: String,
+) -> Result<Decision, DecisionError> {
+    let args = call_args(&parsed, quoted, None)?;
+    decision(thought, parsed.name, args, &Map::new(), true)
+}
+
+/// The decision for a resolved name and its raw args. `reshaped`: the name
+/// came out of a call expression.
+fn decision(
+    thought: String,
+    name: String,
+    args: Option<Value>,
+    obj: &Map<String, Value>,
+    reshaped: bool,
+) -> Result<Decision, DecisionError> {
     if is_finish_alias(&name) {
         let args = finish_args(args);
-        let result = finish_result(&args, &obj, &thought);
+        let result = finish_result(&args, obj, &thought);
         return Ok(Decision {
             thought,
             action: Action {
@@ -80,9 +123,10 @@ fn from_object(
                 args,
             },
             result: Some(result),
-            repaired: name != FINISH,
+            repaired: reshaped || name != FINISH,
         });
     }
+    check_name(&name)?;
     Ok(Decision {
         thought,
         action: Action {
@@ -90,8 +134,76 @@ fn from_object(
             args: tool_args(args),
         },
         result: None,
-        repaired: false,
+        repaired: reshaped,
     })
+}
+
+/// The invariant on every decision: a tool name never holds parentheses or
+/// whitespace (`read_file(path)` or `read file` would be a call or prose,
+/// never a tool).
+pub(super) fn check_name(name: &str) -> Result<(), DecisionError> {
+    if name.contains(['(', ')']) || name.contains(char::is_whitespace) {
+        return Err(DecisionError::BadToolName {
+            name: excerpt(name),
+        });
+    }
+    Ok(())
+}
+
+fn bad_call(call: &str, reason: String) -> DecisionError {
+    DecisionError::BadCall {
+        call: excerpt(call),
+        reason,
+    }
+}
+
+/// The args of a call expression, merged with args given beside it (as in
+/// `{"name": "read_file(path='a')", "args": {...}}`).
+///
+/// Named arguments map to args by name. Positional ones cannot: the parser
+/// does not know the tool's parameter names, and guessing them would give
+/// silently wrong arguments. So they are an error, with two exceptions
+/// whose meaning is certain: a lone object (`write_file({"path": "a"})`) is
+/// the args, and a finish's lone argument is its result.
+fn call_args(
+    parsed: &Call,
+    quoted: &str,
+    given: Option<Value>,
+) -> Result<Option<Value>, DecisionError> {
+    let given = given.filter(|v| !v.is_null());
+    let mut args = match (parsed.positional.as_slice(), parsed.named.is_empty()) {
+        ([], _) => parsed.named.clone(),
+        ([Value::Object(object)], true) => object.clone(),
+        ([only], true) if is_finish_alias(&parsed.name) && given.is_none() => {
+            return Ok(Some(only.clone()));
+        }
+        _ => {
+            return Err(DecisionError::PositionalArgs {
+                call: excerpt(quoted),
+                name: parsed.name.clone(),
+            })
+        }
+    };
+    if given.is_none() && args.is_empty() {
+        return Ok(None);
+    }
+    let Value::Object(given) = tool_args(given) else {
+        return Ok(Some(Value::Object(args)));
+    };
+    for (key, value) in given {
+        match args.get(&key) {
+            Some(existing) if *existing != value => {
+                return Err(bad_call(
+                    quoted,
+                    format!("`{key}` differs between the call and its \"args\""),
+                ))
+            }
+            _ => {
+                args.insert(key, value);
+            }
+        }
+    }
+    Ok(Some(Value::Object(args)))
 }
 
 /// Finds the action name and the raw args value, whatever the shape.
