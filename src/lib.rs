@@ -10,6 +10,7 @@
 pub mod actors;
 pub mod agent;
 pub mod decision;
+pub mod eval;
 pub mod faults;
 pub mod journal;
 pub mod limits;

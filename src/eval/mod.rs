@@ -1,0 +1,30 @@
+//! The pure core of `hermes eval`: suites of tasks, checks on what a run
+//! left behind, and reports of many runs.
+//!
+//! Nothing here runs an agent. A runner reads a [`Suite`], and for every
+//! task and repetition writes the task's fixtures into a fresh workspace
+//! ([`Task::write_fixtures`]), runs the agent (or the planner), turns the
+//! outcome into a [`RunObservation`], asks [`evaluate`] which checks failed,
+//! and keeps a [`RunRecord`]. [`Report::new`] then summarises the records,
+//! and the writers in [`render`] turn the report into JSON, Markdown and a
+//! self-contained HTML page; [`compare`] sets two reports side by side.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `suite.rs` | the suite file (TOML): parsing, validation with errors that name the file, the task and the field; fixtures |
+//! | `check.rs` | the checks a task declares and [`evaluate`], which looks at the workspace and the outcome, never at what the model claims |
+//! | `report.rs` | the report's types (serialised as the `--json` contract) and [`Summary::compute`]: pass^k, percentiles, stops, categories, faults |
+//! | `render.rs` | `report.md`, `report.html` with inline SVG charts, and [`write_report_dir`] |
+//! | `compare.rs` | [`compare`]: every summary metric of two reports, side by side with its change |
+
+pub mod check;
+pub mod compare;
+pub mod render;
+pub mod report;
+pub mod suite;
+
+pub use check::{evaluate, Check, FileExpect, Pattern, RunObservation, RunStatus};
+pub use compare::compare;
+pub use render::{render_html, render_markdown, render_text, write_report_dir};
+pub use report::{CategoryStats, FaultStats, Report, RunRecord, Summary};
+pub use suite::{Memory, Mode, Suite, SuiteError, Task, TaskLimits};
