@@ -79,7 +79,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 e.round, e.action, e.status, e.observation
             )
         }))
-        .run("How warm is Lisbon in Fahrenheit?", &CancellationToken::new())
+        .run(
+            "How warm is Lisbon in Fahrenheit?",
+            &CancellationToken::new(),
+        )
         .await;
     println!("{}", outcome.result.unwrap_or(outcome.progress));
     Ok(())

@@ -37,7 +37,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .on_round(Arc::new(|e| {
             eprintln!("[round {}] {} {}", e.round, e.action, e.status)
         }))
-        .run("Summarise notes.txt into summary.md", &CancellationToken::new())
+        .run(
+            "Summarise notes.txt into summary.md",
+            &CancellationToken::new(),
+        )
         .await;
 
     println!("{}", serde_json::to_string_pretty(&outcome)?);

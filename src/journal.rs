@@ -51,6 +51,10 @@ pub struct JournalEntry {
     /// The unreadable reply, for rounds without a decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
+    /// Faults injected during this round (`tool_error`, or several joined
+    /// by commas), so a report tells injected failures from real ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injected: Option<String>,
 }
 
 impl JournalEntry {
@@ -71,6 +75,7 @@ impl JournalEntry {
             repaired: false,
             regenerated: false,
             raw: None,
+            injected: None,
         }
     }
 

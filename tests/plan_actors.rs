@@ -517,7 +517,10 @@ async fn roles_registered_at_runtime_are_planned_with() {
     .unwrap();
     s.hermes.register_role(role.clone()).await.unwrap();
     let duplicate = s.hermes.register_role(role).await.unwrap_err();
-    assert!(duplicate.to_string().contains("already exists"), "{duplicate}");
+    assert!(
+        duplicate.to_string().contains("already exists"),
+        "{duplicate}"
+    );
     let names: Vec<String> = s
         .hermes
         .roles()

@@ -16,7 +16,6 @@ use crate::agent::Outcome;
 use crate::llm::Usage;
 use crate::text::clip;
 
-
 /// One subtask and its fate.
 #[derive(Debug, Clone)]
 pub struct Slot {
@@ -168,7 +167,10 @@ impl Dag {
     /// Records a finished subtask. Returns false (and changes nothing) when
     /// the subtask is not running: an outcome is accepted exactly once.
     pub fn finish(&mut self, id: &str, outcome: &Outcome) -> bool {
-        let Some(slot) = self.slot_mut(id).filter(|s| s.state == SubtaskStatus::Running) else {
+        let Some(slot) = self
+            .slot_mut(id)
+            .filter(|s| s.state == SubtaskStatus::Running)
+        else {
             return false;
         };
         slot.state = SubtaskStatus::Finished;
@@ -337,7 +339,10 @@ impl Dag {
     /// progress report its loop returned (or its journal held). Returns false
     /// when it was not running.
     pub fn cancel(&mut self, id: &str, rounds: u32, progress: String, usage: Usage) -> bool {
-        let Some(slot) = self.slot_mut(id).filter(|s| s.state == SubtaskStatus::Running) else {
+        let Some(slot) = self
+            .slot_mut(id)
+            .filter(|s| s.state == SubtaskStatus::Running)
+        else {
             return false;
         };
         slot.state = SubtaskStatus::Cancelled;
@@ -369,7 +374,9 @@ impl Dag {
     /// Pending subtasks that can never start (should not happen after
     /// validation; kept as a safety net so a task always ends).
     pub fn skip_stuck(&mut self) {
-        if self.replans_in_flight > 0 || self.slots.iter().any(|s| s.state == SubtaskStatus::Running) {
+        if self.replans_in_flight > 0
+            || self.slots.iter().any(|s| s.state == SubtaskStatus::Running)
+        {
             return;
         }
         for slot in &mut self.slots {
@@ -423,7 +430,10 @@ impl Dag {
                     goal: s.spec.goal.clone(),
                     status: s.state,
                     rounds: s.rounds,
-                    result: s.result.clone().filter(|_| s.state == SubtaskStatus::Finished),
+                    result: s
+                        .result
+                        .clone()
+                        .filter(|_| s.state == SubtaskStatus::Finished),
                     progress: s
                         .progress
                         .clone()

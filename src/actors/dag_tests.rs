@@ -143,7 +143,10 @@ fn deadline_cancels_running_and_skips_pending() {
     run.add_subtasks(vec![sub("a", &[]), sub("b", &[])]);
     run.start_ready();
     assert_eq!(run.time_out(), vec!["a".to_string()]);
-    assert!(!run.is_settled(), "the running subtask has not reported yet");
+    assert!(
+        !run.is_settled(),
+        "the running subtask has not reported yet"
+    );
     assert!(run.cancel("a", 2, "cancelled at round 2".into(), Usage::default()));
     assert!(run.is_settled());
     let report = run.report(None, None);

@@ -16,10 +16,10 @@ use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio_util::sync::CancellationToken;
 
-use crate::faults::Faults;
 use super::messages::{ExecutorMsg, LoopPanic, PlannerMsg, SubtaskRun, TaskEvent, TaskId};
 use super::roles::Role;
 use crate::agent::Agent;
+use crate::faults::Faults;
 use crate::journal::JournalEntry;
 use crate::llm::Llm;
 use crate::text::panic_message;

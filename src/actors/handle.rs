@@ -7,12 +7,12 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 
 use super::events::EventSink;
-use crate::faults::Faults;
 use super::messages::{PlannerMsg, TaskRequest};
-use super::report::TaskReport;
 use super::models::{ModelFactory, Models};
 use super::planner::{Planner, PlannerConfig};
+use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
+use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::llm::Llm;
 use crate::tools::Toolbox;
@@ -156,10 +156,7 @@ impl Hermes {
 
     /// Plans and runs a task; returns its report when it ends (the task
     /// deadline bounds the wait).
-    pub async fn submit(
-        &self,
-        request: impl Into<TaskRequest>,
-    ) -> Result<TaskReport, HermesError> {
+    pub async fn submit(&self, request: impl Into<TaskRequest>) -> Result<TaskReport, HermesError> {
         let request = request.into();
         ractor::call!(self.planner, |reply| PlannerMsg::Submit { request, reply })
             .map_err(|e| HermesError::Unavailable(e.to_string()))

@@ -101,9 +101,14 @@ impl LiveTask {
         let messages = plan::plan_messages(&request.task, &roles);
         let plan_span = tracing::info_span!(parent: &span, "plan");
         ask_then_tell(cx.myself, id, plan_span, async move {
-            let asked =
-                plan::request_plan(llm.as_ref(), messages, &roles, &IdRules::default(), temperature)
-                    .await;
+            let asked = plan::request_plan(
+                llm.as_ref(),
+                messages,
+                &roles,
+                &IdRules::default(),
+                temperature,
+            )
+            .await;
             if let Err(e) = &asked.answer {
                 telemetry::set_error(&Span::current(), e.to_string());
             }
@@ -202,10 +207,7 @@ impl LiveTask {
             "timeout: the task deadline passed while it was running\n{}",
             outcome.progress
         );
-        if self
-            .dag
-            .cancel(id, outcome.rounds, progress, outcome.usage)
-        {
+        if self.dag.cancel(id, outcome.rounds, progress, outcome.usage) {
             cx.emit(PlanEvent::Cancelled { id: id.to_string() });
         }
     }
@@ -449,7 +451,8 @@ impl LiveTask {
         let llm = cx.config.models.default_model();
         let temperature = cx.config.limits.temperature;
         let failed = id.to_string();
-        let span = tracing::info_span!(parent: &self.span, "replan", hermes.failed_subtask = %failed);
+        let span =
+            tracing::info_span!(parent: &self.span, "replan", hermes.failed_subtask = %failed);
         ask_then_tell(cx.myself, self.id, span, async move {
             let plan = plan::request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
             if let Err(e) = &plan.answer {
@@ -506,8 +509,14 @@ impl LiveTask {
         let span = &self.span;
         span.set_attribute("hermes.status", report.status.as_str());
         span.set_attribute("hermes.replans", i64::from(report.replans));
-        span.set_attribute("gen_ai.usage.input_tokens", report.usage.prompt_tokens as i64);
-        span.set_attribute("gen_ai.usage.output_tokens", report.usage.completion_tokens as i64);
+        span.set_attribute(
+            "gen_ai.usage.input_tokens",
+            report.usage.prompt_tokens as i64,
+        );
+        span.set_attribute(
+            "gen_ai.usage.output_tokens",
+            report.usage.completion_tokens as i64,
+        );
         if report.status != TaskStatus::Finished {
             let why = report
                 .error

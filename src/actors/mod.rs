@@ -33,10 +33,10 @@ mod planner;
 pub mod report;
 pub mod roles;
 
-pub use dag::{AfterFailure, Dag, Slot};
-pub use events::{EventSink, PlanEvent};
 /// Re-exported: fault injection lives in [`crate::faults`].
 pub use crate::faults::Faults;
+pub use dag::{AfterFailure, Dag, Slot};
+pub use events::{EventSink, PlanEvent};
 pub use handle::{
     Hermes, HermesBuilder, HermesError, DEFAULT_CONCURRENCY, DEFAULT_MAX_REPLANS,
     DEFAULT_TASK_TIMEOUT,

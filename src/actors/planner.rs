@@ -15,12 +15,12 @@ use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, Supervi
 use tokio_util::sync::CancellationToken;
 
 use super::events::EventSink;
-use crate::faults::Faults;
 use super::live_task::{Cx, LiveTask};
 use super::messages::{PlannerMsg, TaskEvent, TaskId, TaskRequest};
 use super::models::Models;
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
+use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::tools::Toolbox;
 
@@ -105,7 +105,9 @@ impl Actor for Planner {
         // ended without reporting.
         match event {
             SupervisionEvent::ActorFailed(cell, error) => {
-                state.executor_lost(&myself, cell.get_id(), error.to_string()).await
+                state
+                    .executor_lost(&myself, cell.get_id(), error.to_string())
+                    .await
             }
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
                 let reason = format!(
@@ -151,7 +153,9 @@ impl PlannerState {
     }
 
     fn register(&self, role: Role) -> Result<(), RoleError> {
-        self.config.roles.register(role, &self.config.toolbox.names())
+        self.config
+            .roles
+            .register(role, &self.config.toolbox.names())
     }
 
     /// Hands `event` to its task; forgets the task once it has replied.

@@ -33,6 +33,7 @@ pub use outcome::Outcome;
 /// Re-exported: the token [`Agent::run`] takes, so callers need no extra crate.
 pub use tokio_util::sync::CancellationToken;
 
+use crate::faults::Faults;
 use crate::journal::{Journal, JournalEntry};
 use crate::limits::Limits;
 use crate::llm::Llm;
@@ -57,6 +58,8 @@ pub struct Agent {
     role: String,
     subtask: Option<String>,
     trace_parent: HashMap<String, String>,
+    /// Where injected faults are logged, to be journalled per round.
+    faults: Option<Faults>,
     /// The decision schema of this toolbox, built once.
     schema: Arc<serde_json::Value>,
 }
@@ -76,7 +79,16 @@ impl Agent {
             role: "agent".into(),
             subtask: None,
             trace_parent: HashMap::new(),
+            faults: None,
         }
+    }
+
+    /// Journals the faults `faults` injected on each round (`"injected"`).
+    /// The model and tools must already be wrapped by the same `faults`
+    /// (see [`Faults::wrap_llm`] and [`Faults::wrap_toolbox`]).
+    pub fn with_fault_log(mut self, faults: Faults) -> Self {
+        self.faults = Some(faults);
+        self
     }
 
     /// Names the role and subtask this loop runs for (span attributes).

@@ -108,13 +108,7 @@ impl Ending {
         usage: Usage,
         elapsed: std::time::Duration,
     ) -> Outcome {
-        let progress = progress_report(
-            goal,
-            self.status,
-            &journal,
-            elapsed,
-            self.error.as_deref(),
-        );
+        let progress = progress_report(goal, self.status, &journal, elapsed, self.error.as_deref());
         Outcome {
             status: self.status,
             result: self.result,

@@ -115,7 +115,10 @@ pub fn summary_line(entry: &JournalEntry) -> String {
     let args = clip(&one_line(&canonical_json(&entry.args)), 80);
     let mut line = format!(
         "- round {}: {} {} → {}",
-        entry.round, entry.action, args, entry.status.as_str()
+        entry.round,
+        entry.action,
+        args,
+        entry.status.as_str()
     );
     if entry.is_error() {
         if let Some(error) = serde_json::from_str::<Value>(&entry.observation)

@@ -35,10 +35,9 @@ pub fn progress_report(
             "Status: stopped by an error after {rounds} rounds in {secs:.1}s: {}",
             error.unwrap_or("unknown error")
         ),
-        StopStatus::Cancelled => writeln!(
-            r,
-            "Status: cancelled after {rounds} rounds in {secs:.1}s."
-        ),
+        StopStatus::Cancelled => {
+            writeln!(r, "Status: cancelled after {rounds} rounds in {secs:.1}s.")
+        }
         other => writeln!(
             r,
             "Status: stopped by the {} guard after {rounds} rounds in {secs:.1}s.",

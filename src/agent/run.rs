@@ -140,7 +140,13 @@ impl<'a> Run<'a> {
     }
 
     /// Records a round: span attributes, the caller's callback, the journal.
-    async fn record(&mut self, entry: JournalEntry) {
+    async fn record(&mut self, mut entry: JournalEntry) {
+        if let Some(faults) = &self.agent.faults {
+            let injected: Vec<&str> = faults.take_injected().iter().map(|k| k.as_str()).collect();
+            if !injected.is_empty() {
+                entry.injected = Some(injected.join(","));
+            }
+        }
         let span = tracing::Span::current();
         span.set_attribute("hermes.action", entry.action.clone());
         span.set_attribute("hermes.args_hash", entry.args_hash.clone());

@@ -1,6 +1,8 @@
 //! The `hermes` command line: argument types shared by subcommands.
 
+pub mod eval;
 pub mod exit;
+pub mod faults;
 pub mod model;
 pub mod output;
 pub mod plan;
@@ -27,6 +29,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Split a task into subtasks and run them on supervised executor agents.
     Plan(plan::PlanArgs),
+    /// Run a suite of tasks K times each, with injected faults if asked, and
+    /// report success rate, pass^k, rounds, time and tokens.
+    Eval(Box<eval::EvalArgs>),
     /// List the executor roles defined in a roles directory.
     Roles(roles::RolesArgs),
 }

@@ -13,6 +13,7 @@ use hermes::llm::Llm;
 use hermes::tools::Workspace;
 
 use super::exit;
+use super::faults::FaultArgs;
 use super::model::ModelArgs;
 use super::output::{parse_seconds, print_result};
 use super::tools::{known_tools, ToolArgs};
@@ -46,6 +47,8 @@ pub struct PlanArgs {
     pub json: bool,
     #[command(flatten)]
     pub tools: ToolArgs,
+    #[command(flatten)]
+    pub faults: FaultArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
 }
@@ -88,7 +91,11 @@ async fn start(
 ) -> Result<Hermes, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let toolbox = args.tools.toolbox(&workspace).await.map_err(|e| e.to_string())?;
+    let toolbox = args
+        .tools
+        .toolbox(&workspace)
+        .await
+        .map_err(|e| e.to_string())?;
     let roles =
         RoleRegistry::load_dir(&args.roles, &known_tools(&toolbox)).map_err(|e| e.to_string())?;
     for role in roles.all() {
@@ -101,7 +108,10 @@ async fn start(
             eprintln!("warning: role `{}` lists `{tool}`, which is not available here; it runs without it", role.name);
         }
     }
+    let faults = args.faults.faults();
+    let toolbox = faults.wrap_toolbox(&toolbox);
     let llm: Arc<dyn Llm> = args.model.llm(matches).map_err(|e| e.to_string())?;
+    let llm = faults.wrap_llm(llm, args.model.request_timeout);
     let model_args = args.model.clone();
     let default_llm = Arc::clone(&llm);
     // Roles that name a model get a client for it on the same server; the
@@ -128,6 +138,7 @@ async fn start(
         .roles(roles)
         .concurrency(args.concurrency)
         .max_replans(args.max_replans)
+        .faults(faults)
         .on_event(Arc::new(move |event: &PlanEvent| match event {
             // Without an exporter the trace id leads nowhere.
             PlanEvent::Submitted { .. } if !exporting => {}

@@ -12,11 +12,12 @@ use hermes::tools::Workspace;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::exit;
+use super::faults::FaultArgs;
 use super::model::ModelArgs;
 use super::output::{parse_seconds, print_result};
 use super::tools::ToolArgs;
 use super::trace::TraceArgs;
-use super::exit;
 
 /// Options of `hermes run`.
 #[derive(Debug, Args)]
@@ -45,6 +46,8 @@ pub struct RunArgs {
     pub json: bool,
     #[command(flatten)]
     pub tools: ToolArgs,
+    #[command(flatten)]
+    pub faults: FaultArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
 }
@@ -83,15 +86,23 @@ async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, 
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
     let llm = args.model.llm(matches).map_err(|e| e.to_string())?;
-    let toolbox = args.tools.toolbox(&workspace).await.map_err(|e| e.to_string())?;
+    let toolbox = args
+        .tools
+        .toolbox(&workspace)
+        .await
+        .map_err(|e| e.to_string())?;
     let limits = Limits {
         max_rounds: args.max_rounds.max(1),
         timeout: args.timeout,
         temperature: args.temperature,
         ..Limits::default()
     };
+    let faults = args.faults.faults();
+    let llm = faults.wrap_llm(llm, args.model.request_timeout);
+    let toolbox = faults.wrap_toolbox(&toolbox);
     let mut agent = Agent::new(llm, Arc::new(toolbox))
         .with_limits(limits)
+        .with_fault_log(faults)
         .on_round(Arc::new(print_round));
     if let Some(path) = &args.journal {
         agent = agent.with_journal_file(path);

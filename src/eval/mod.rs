@@ -16,15 +16,21 @@
 //! | `report.rs` | the report's types (serialised as the `--json` contract) and [`Summary::compute`]: pass^k, percentiles, stops, categories, faults |
 //! | `render.rs` | `report.md`, `report.html` with inline SVG charts, and [`write_report_dir`] |
 //! | `compare.rs` | [`compare`]: every summary metric of two reports, side by side with its change |
+//! | `runner.rs` | [`run_suite`]: every task K times in fresh workspaces, behind the injected faults |
+//! | `script.rs` | [`Script`]: scripted replies per task and round, so a suite runs with no model (CI) |
 
 pub mod check;
 pub mod compare;
 pub mod render;
 pub mod report;
+pub mod runner;
+pub mod script;
 pub mod suite;
 
 pub use check::{evaluate, Check, FileExpect, Pattern, RunObservation, RunStatus};
 pub use compare::compare;
 pub use render::{render_html, render_markdown, render_text, write_report_dir};
 pub use report::{CategoryStats, FaultStats, Report, RunRecord, Summary};
+pub use runner::{run_suite, EvalConfig, ModelSource};
+pub use script::{RoundScriptedLlm, Script, ScriptError};
 pub use suite::{Memory, Mode, Suite, SuiteError, Task, TaskLimits};

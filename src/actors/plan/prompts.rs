@@ -130,4 +130,3 @@ pub fn final_messages(task: &str, results: &[(&PlannedSubtask, &str)]) -> Vec<Ch
         ChatMessage::user(user),
     ]
 }
-

@@ -91,4 +91,3 @@ fn subtask_from(item: &Value, index: usize) -> PlannedSubtask {
         depends_on,
     }
 }
-

@@ -150,4 +150,3 @@ pub fn rename_clashes(subtasks: &mut [PlannedSubtask], taken: &HashSet<String>) 
         }
     }
 }
-

@@ -1,0 +1,237 @@
+//! `hermes eval SUITE.toml`: run a suite of tasks K times each, with faults
+//! if asked, check what each run left behind, and report success rate,
+//! pass^k, rounds, time and tokens. `--compare OLD.json NEW.json` sets two
+//! reports side by side.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{ArgMatches, Args};
+use hermes::actors::RoleRegistry;
+use hermes::eval::{
+    compare, render_text, run_suite, write_report_dir, EvalConfig, ModelSource, Report, RunRecord,
+    Script, Suite,
+};
+use hermes::limits::Limits;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::exit;
+use super::faults::FaultArgs;
+use super::model::ModelArgs;
+use super::output::{parse_seconds, print_result};
+use super::tools::ToolArgs;
+
+/// Options of `hermes eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The suite file (TOML).
+    #[arg(required_unless_present = "compare", value_name = "SUITE.toml")]
+    pub suite: Option<PathBuf>,
+    /// Runs per task (K); pass^k is reported for every k up to K.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub repeat: u32,
+    /// Runs at once.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub concurrency: usize,
+    #[command(flatten)]
+    pub faults: FaultArgs,
+    /// Run only these tasks (comma-separated ids).
+    #[arg(long, value_delimiter = ',', value_name = "ID,ID")]
+    pub only: Option<Vec<String>>,
+    /// Print the report as one JSON object on the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write report.json, report.md, report.html and every run's workspace
+    /// and journal (runs/<task>.<rep>/) to this folder.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Exit 3 when the success rate is below RATE (for CI), e.g. 0.6.
+    #[arg(long, value_name = "RATE")]
+    pub min_success: Option<f64>,
+    /// Print every summary metric of two reports side by side, with its change.
+    #[arg(long, num_args = 2, value_names = ["OLD.json", "NEW.json"], conflicts_with = "suite")]
+    pub compare: Option<Vec<PathBuf>>,
+    /// Answer with the scripted replies in this file instead of a model
+    /// (tests, CI); see `evals/files.script.toml`.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Directory of executor role files (*.toml), for plan-mode tasks and
+    /// tasks that name a role.
+    #[arg(long, default_value = "agents", value_name = "DIR")]
+    pub roles: PathBuf,
+    /// Most rounds per run, unless the task sets its own.
+    #[arg(long, default_value_t = Limits::default().max_rounds, value_name = "N")]
+    pub max_rounds: u32,
+    /// Wall-clock limit per run in seconds, unless the task sets its own.
+    #[arg(long, default_value = "300", value_parser = parse_seconds, value_name = "SECS")]
+    pub timeout: Duration,
+    /// Sampling temperature.
+    #[arg(long, default_value_t = Limits::default().temperature)]
+    pub temperature: f32,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub tools: ToolArgs,
+}
+
+/// Runs the suite (or the comparison) and returns the exit code.
+pub async fn execute(args: EvalArgs, matches: Option<&ArgMatches>) -> i32 {
+    if let Some(paths) = &args.compare {
+        return compare_reports(&paths[0], &paths[1]);
+    }
+    let (suite, config) = match setup(&args, matches) {
+        Ok(ready) => ready,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::ERROR;
+        }
+    };
+    let total = suite.tasks.len() as u64 * u64::from(args.repeat.max(1));
+    let bar = progress_bar(total);
+    let on_run = |record: &RunRecord| {
+        let verdict = if record.passed { "pass" } else { "FAIL" };
+        let mut line = format!(
+            "{verdict} {}.{} {} in {} round(s), {:.1}s",
+            record.task, record.rep, record.status, record.rounds, record.seconds
+        );
+        if let Some(first) = record.failed_checks.first() {
+            line.push_str(&format!(": {first}"));
+        }
+        bar.println(line);
+        bar.inc(1);
+        if record.passed {
+            bar.set_message(bump(&bar.message(), true));
+        } else {
+            bar.set_message(bump(&bar.message(), false));
+        }
+    };
+    let report = run_suite(&suite, &config, &on_run).await;
+    bar.finish_and_clear();
+    if let Some(error) = unreachable_model(&report) {
+        eprintln!("error: {error}");
+        return exit::ERROR;
+    }
+    eprintln!("{}", render_text(&report));
+    if let Some(dir) = &args.report {
+        match write_report_dir(dir, &report) {
+            Ok(()) => eprintln!("report: {}", dir.join("report.html").display()),
+            Err(e) => {
+                eprintln!("error: cannot write the report to {}: {e}", dir.display());
+                return exit::ERROR;
+            }
+        }
+    }
+    print_result(args.json.then_some(&report), "");
+    match args.min_success {
+        Some(min) if report.summary.success_rate < min => {
+            eprintln!(
+                "success rate {:.3} is below --min-success {min}",
+                report.summary.success_rate
+            );
+            exit::STOPPED
+        }
+        _ => exit::OK,
+    }
+}
+
+/// The suite and how to run it, from the flags.
+fn setup(args: &EvalArgs, matches: Option<&ArgMatches>) -> Result<(Suite, EvalConfig), String> {
+    let path = args.suite.as_ref().ok_or("give a suite file")?;
+    let mut suite = Suite::load(path).map_err(|e| e.to_string())?;
+    if let Some(ids) = &args.only {
+        suite = suite.only(ids).map_err(|e| e.to_string())?;
+    }
+    if let Some(min) = args.min_success {
+        if !(0.0..=1.0).contains(&min) {
+            return Err(format!("--min-success {min}: give a rate between 0 and 1"));
+        }
+    }
+    let tools = args.tools.options().map_err(|e| e.to_string())?;
+    let roles = if args.roles.is_dir() {
+        RoleRegistry::load_dir(&args.roles, hermes::tools::builtin::NAMES)
+            .map_err(|e| e.to_string())?
+    } else {
+        RoleRegistry::new()
+    };
+    let model = match &args.script {
+        Some(script) => {
+            ModelSource::Script(Arc::new(Script::load(script).map_err(|e| e.to_string())?))
+        }
+        None => ModelSource::Model(args.model.llm(matches).map_err(|e| e.to_string())?),
+    };
+    let config = EvalConfig {
+        model,
+        tools,
+        roles,
+        limits: Limits {
+            max_rounds: args.max_rounds.max(1),
+            timeout: args.timeout,
+            temperature: args.temperature,
+            ..Limits::default()
+        },
+        faults: args.faults.spec(),
+        seed: args.faults.seed,
+        request_timeout: args.model.request_timeout,
+        repeat: args.repeat.max(1),
+        concurrency: args.concurrency.max(1),
+        report_dir: args.report.clone(),
+    };
+    Ok((suite, config))
+}
+
+/// A model that was never reached makes the whole eval meaningless.
+fn unreachable_model(report: &Report) -> Option<String> {
+    report
+        .runs
+        .iter()
+        .filter_map(|r| r.error.as_deref())
+        .find(|e| e.contains("could not reach the model server"))
+        .map(String::from)
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    let style = ProgressStyle::with_template("{bar:30} {pos}/{len} runs  {msg}  [{elapsed}]")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.set_message("0 passed, 0 failed");
+    bar
+}
+
+/// "P passed, F failed" with one more pass or failure.
+fn bump(message: &str, passed: bool) -> String {
+    let numbers: Vec<u64> = message
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let (mut p, mut f) = (
+        numbers.first().copied().unwrap_or(0),
+        numbers.get(1).copied().unwrap_or(0),
+    );
+    if passed {
+        p += 1;
+    } else {
+        f += 1;
+    }
+    format!("{p} passed, {f} failed")
+}
+
+fn compare_reports(old: &PathBuf, new: &PathBuf) -> i32 {
+    let read = |path: &PathBuf| -> Result<Report, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not an eval report: {e}", path.display()))
+    };
+    match (read(old), read(new)) {
+        (Ok(old), Ok(new)) => {
+            print_result(None::<&()>, &compare(&old, &new));
+            exit::OK
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            exit::ERROR
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Runs a suite: every task K times, each run in a fresh workspace with the
+//! task's fixtures, behind the faults the spec asks for, and turns what each
+//! run left behind into a [`RunRecord`] (checks on the workspace and the
+//! outcome, never on what the model claims).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+
+use super::check::{evaluate, RunObservation, RunStatus};
+use super::report::{Report, RunRecord};
+use super::script::Script;
+use super::suite::{Mode, Suite, Task};
+use crate::actors::{Hermes, RoleRegistry, TaskRequest, TaskStatus, DEFAULT_TASK_TIMEOUT};
+use crate::agent::{Agent, CancellationToken};
+use crate::faults::{FaultSpec, Faults};
+use crate::limits::Limits;
+use crate::llm::{Llm, Usage};
+use crate::tools::defaults::{default_toolbox, ToolOptions};
+use crate::tools::{Toolbox, Workspace};
+
+/// Where a suite's runs get their model from.
+#[derive(Clone)]
+pub enum ModelSource {
+    /// One model for every run (a server or the in-process engine).
+    Model(Arc<dyn Llm>),
+    /// Scripted replies per task (CI, tests): no server needed.
+    Script(Arc<Script>),
+}
+
+/// How a suite is run.
+#[derive(Clone)]
+pub struct EvalConfig {
+    /// The model.
+    pub model: ModelSource,
+    /// The tools each run's workspace gets.
+    pub tools: ToolOptions,
+    /// Roles for plan-mode tasks and for run-mode tasks that name one.
+    pub roles: RoleRegistry,
+    /// Limits before the role's and the task's own.
+    pub limits: Limits,
+    /// Faults to inject, and the seed that makes them reproducible.
+    pub faults: FaultSpec,
+    /// The fault seed.
+    pub seed: u64,
+    /// The model's request timeout (an injected `llm_timeout` waits this long).
+    pub request_timeout: Duration,
+    /// Runs per task (K).
+    pub repeat: u32,
+    /// Runs at once.
+    pub concurrency: usize,
+    /// Keep every run's workspace and journal under `DIR/runs/<task>.<rep>/`.
+    pub report_dir: Option<PathBuf>,
+}
+
+impl EvalConfig {
+    /// The model name the report names.
+    pub fn model_name(&self) -> String {
+        match &self.model {
+            ModelSource::Model(llm) => llm.model().to_string(),
+            ModelSource::Script(_) => "scripted".into(),
+        }
+    }
+}
+
+/// Runs every task of `suite` `config.repeat` times and reports. `on_run`
+/// hears each run as it ends (for progress output).
+pub async fn run_suite(
+    suite: &Suite,
+    config: &EvalConfig,
+    on_run: &(dyn Fn(&RunRecord) + Sync),
+) -> Report {
+    let warned = AtomicBool::new(false);
+    let jobs = suite
+        .tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(i, task)| (1..=config.repeat.max(1)).map(move |rep| (i, task, rep)));
+    let mut runs: Vec<(usize, RunRecord)> = futures::stream::iter(jobs)
+        .map(|(i, task, rep)| {
+            let warned = &warned;
+            async move {
+                let record = run_one(task, rep, config, warned).await;
+                on_run(&record);
+                (i, record)
+            }
+        })
+        .buffer_unordered(config.concurrency.max(1))
+        .collect()
+        .await;
+    // Suite order, then repetition: the same report for the same runs.
+    runs.sort_by_key(|(i, r)| (*i, r.rep));
+    let faults = serde_json::to_value(&config.faults)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default();
+    Report::new(
+        &suite.name,
+        config.model_name(),
+        config.repeat.max(1),
+        faults,
+        config.seed,
+        runs.into_iter().map(|(_, r)| r).collect(),
+    )
+}
+
+/// What one run produced, before the checks.
+struct Ran {
+    observation: RunObservation,
+    usage: Usage,
+    error: Option<String>,
+}
+
+/// One run of one task, from fixtures to record.
+async fn run_one(task: &Task, rep: u32, config: &EvalConfig, warned: &AtomicBool) -> RunRecord {
+    let started = Instant::now();
+    let key = format!("{}.{rep}", task.id);
+    let faults = Faults::new(config.faults.clone(), config.seed).for_run(&key);
+    // Without a report folder the run lives in a temporary one.
+    let temp = match &config.report_dir {
+        Some(_) => None,
+        None => tempfile::tempdir().ok(),
+    };
+    let run_dir = match (&config.report_dir, &temp) {
+        (Some(dir), _) => dir.join("runs").join(&key),
+        (None, Some(temp)) => temp.path().to_path_buf(),
+        (None, None) => std::env::temp_dir().join(format!("hermes-eval-{key}")),
+    };
+    let workspace = run_dir.join("workspace");
+    let ran = match prepare(task, &workspace, &run_dir) {
+        Err(e) => Ran::error(format!(
+            "cannot prepare the workspace {}: {e}",
+            workspace.display()
+        )),
+        Ok(()) => {
+            let journal = run_dir.join("journal.jsonl");
+            run_mode(task, config, &faults, &workspace, &journal, warned).await
+        }
+    };
+    let failed_checks = evaluate(&task.checks, &workspace, &ran.observation);
+    RunRecord {
+        task: task.id.clone(),
+        category: task.category.clone(),
+        rep,
+        passed: failed_checks.is_empty(),
+        status: ran.observation.status,
+        rounds: ran.observation.rounds,
+        seconds: started.elapsed().as_secs_f64(),
+        usage: ran.usage,
+        failed_checks,
+        faults: faults
+            .injected_counts()
+            .into_iter()
+            .map(|(kind, n)| (kind.as_str().to_string(), u64::from(n)))
+            .collect(),
+        error: ran.error,
+    }
+}
+
+fn prepare(task: &Task, workspace: &Path, run_dir: &Path) -> std::io::Result<()> {
+    if workspace.exists() {
+        std::fs::remove_dir_all(workspace)?;
+    }
+    std::fs::create_dir_all(workspace)?;
+    let journal = run_dir.join("journal.jsonl");
+    if journal.exists() {
+        std::fs::remove_file(journal)?;
+    }
+    task.write_fixtures(workspace)
+}
+
+impl Ran {
+    fn error(error: String) -> Ran {
+        Ran {
+            observation: RunObservation {
+                status: RunStatus::Error,
+                result: None,
+                rounds: 0,
+            },
+            usage: Usage::default(),
+            error: Some(error),
+        }
+    }
+}
+
+async fn run_mode(
+    task: &Task,
+    config: &EvalConfig,
+    faults: &Faults,
+    workspace: &Path,
+    journal: &Path,
+    warned: &AtomicBool,
+) -> Ran {
+    let toolbox = match toolbox_for(workspace, &config.tools, warned).await {
+        Ok(toolbox) => faults.wrap_toolbox(&toolbox),
+        Err(e) => return Ran::error(e),
+    };
+    let llm: Arc<dyn Llm> = match &config.model {
+        ModelSource::Model(llm) => Arc::clone(llm),
+        ModelSource::Script(script) => Arc::new(script.model_for(&task.id)),
+    };
+    let llm = faults.wrap_llm(llm, config.request_timeout);
+    match task.mode {
+        Mode::Run => run_agent(task, config, faults, llm, toolbox, journal).await,
+        Mode::Plan => run_plan(task, config, faults, llm, toolbox, journal).await,
+    }
+}
+
+async fn toolbox_for(
+    workspace: &Path,
+    options: &ToolOptions,
+    warned: &AtomicBool,
+) -> Result<Toolbox, String> {
+    let workspace = Workspace::new(workspace).map_err(|e| e.to_string())?;
+    let built = default_toolbox(&workspace, options)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !warned.swap(true, Ordering::Relaxed) {
+        for warning in &built.warnings {
+            tracing::warn!("{warning}");
+        }
+    }
+    Ok(built.toolbox)
+}
+
+async fn run_agent(
+    task: &Task,
+    config: &EvalConfig,
+    faults: &Faults,
+    llm: Arc<dyn Llm>,
+    toolbox: Toolbox,
+    journal: &Path,
+) -> Ran {
+    let role = match &task.role {
+        None => None,
+        Some(name) => match config.roles.get(name) {
+            Some(role) => Some(role),
+            None => return Ran::error(format!("task `{}`: unknown role `{name}`", task.id)),
+        },
+    };
+    let base = role
+        .as_ref()
+        .map_or_else(|| config.limits.clone(), |r| r.limits_over(&config.limits));
+    let toolbox = match role.as_ref().and_then(|r| r.tools.as_ref()) {
+        Some(names) => toolbox.subset(names),
+        None => toolbox,
+    };
+    let mut agent = Agent::new(llm, Arc::new(toolbox))
+        .with_limits(task.limits.over(&base))
+        .with_journal_file(journal)
+        .with_fault_log(faults.clone());
+    if let Some(role) = &role {
+        agent = agent.with_identity(role.system_prompt.clone());
+    }
+    let outcome = agent.run(&task.goal, &CancellationToken::new()).await;
+    Ran {
+        observation: RunObservation {
+            status: outcome.status.into(),
+            result: outcome.result.clone().filter(|_| outcome.is_finished()),
+            rounds: outcome.rounds,
+        },
+        usage: outcome.usage,
+        error: outcome.error,
+    }
+}
+
+async fn run_plan(
+    task: &Task,
+    config: &EvalConfig,
+    faults: &Faults,
+    llm: Arc<dyn Llm>,
+    toolbox: Toolbox,
+    journal: &Path,
+) -> Ran {
+    let timeout = task
+        .limits
+        .timeout_secs
+        .map_or(DEFAULT_TASK_TIMEOUT, Duration::from_secs);
+    let limits = Limits {
+        max_rounds: task.limits.max_rounds.unwrap_or(config.limits.max_rounds),
+        ..config.limits.clone()
+    };
+    let hermes = Hermes::builder()
+        .llm(llm)
+        .toolbox(toolbox)
+        .roles(config.roles.clone())
+        .limits(limits)
+        .faults(faults.clone())
+        .spawn()
+        .await;
+    let hermes = match hermes {
+        Ok(hermes) => hermes,
+        Err(e) => return Ran::error(e.to_string()),
+    };
+    let report = hermes
+        .submit(TaskRequest::new(&task.goal).with_timeout(timeout))
+        .await;
+    hermes.shutdown().await;
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => return Ran::error(e.to_string()),
+    };
+    // The plan's journal: one line per subtask, as the report has them.
+    let lines: String = report
+        .subtasks
+        .iter()
+        .filter_map(|s| serde_json::to_string(s).ok())
+        .map(|line| line + "\n")
+        .collect();
+    if let Err(e) = tokio::fs::write(journal, lines).await {
+        tracing::warn!("plan journal {} not written: {e}", journal.display());
+    }
+    let status = match report.status {
+        TaskStatus::Finished => RunStatus::Finished,
+        TaskStatus::Failed => RunStatus::Failed,
+        TaskStatus::Timeout => RunStatus::Timeout,
+        TaskStatus::Error => RunStatus::Error,
+    };
+    Ran {
+        observation: RunObservation {
+            status,
+            result: report
+                .result
+                .clone()
+                .filter(|_| status == RunStatus::Finished),
+            rounds: report.subtasks.iter().map(|s| s.rounds).sum(),
+        },
+        usage: report.usage,
+        error: report.error,
+    }
+}
