@@ -111,7 +111,7 @@ pub async fn request_plan(
                 }
                 errors
             }
-            Err(e) => vec![e],
+            Err(e) => vec![e.to_string()],
         };
         tracing::warn!(attempt, "invalid plan: {}", errors.join("; "));
         messages.push(ChatMessage::assistant(crate::text::clip(

@@ -12,7 +12,7 @@ pub use ask::{plan_schema, request_answer, request_plan, AnswerError, Asked, IdR
 pub use prompts::{
     final_messages, plan_errors_message, plan_messages, replan_messages, ReplanContext,
 };
-pub use subtask::{parse_plan, PlannedSubtask, PLAN_SHAPE};
+pub use subtask::{parse_plan, NoPlanFound, PlannedSubtask, PLAN_SHAPE};
 pub use validate::{rename_clashes, validate_plan, MAX_SUBTASKS};
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::decision::{find_all_json, find_json};
+use crate::decision::json_values;
 
 /// One unit of work in a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,24 +28,34 @@ pub struct PlannedSubtask {
 /// The plan JSON shape shown to the model.
 pub const PLAN_SHAPE: &str = r#"{"subtasks": [{"id": "s1", "role": "<role name>", "goal": "<self-contained goal>", "depends_on": []}, {"id": "s2", "role": "<role name>", "goal": "...", "depends_on": ["s1"]}]}"#;
 
-/// Reads subtasks from the model's reply, leniently. `Err` says what is
-/// missing, in words the model is shown when it is asked again.
-pub fn parse_plan(raw: &str) -> Result<Vec<PlannedSubtask>, String> {
+/// The model's reply held no plan.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no plan found in the reply; expected {PLAN_SHAPE}")]
+pub struct NoPlanFound;
+
+/// Reads subtasks from the model's reply, leniently, from one pass of the
+/// lenient JSON reader: the first object with a subtask list, else every
+/// object that looks like a subtask (a bare list).
+pub fn parse_plan(raw: &str) -> Result<Vec<PlannedSubtask>, NoPlanFound> {
     let list_key = |v: &Value| {
         ["subtasks", "plan", "steps", "tasks"]
             .into_iter()
             .find(|k| v.get(*k).is_some_and(Value::is_array))
     };
-    let items: Vec<Value> = match find_json(raw, |v| list_key(v).is_some()) {
-        Some(plan) => plan[list_key(&plan).unwrap_or("subtasks")]
-            .as_array()
-            .cloned()
-            .unwrap_or_default(),
-        // A bare list of subtask objects.
-        None => find_all_json(raw, |v| v.get("goal").is_some() || v.get("task").is_some()),
+    let values = json_values(raw);
+    let items: Vec<Value> = match values.iter().find_map(|v| Some((v, list_key(v)?))) {
+        Some((plan, key)) => plan[key].as_array().cloned().unwrap_or_default(),
+        None => values
+            .iter()
+            .flat_map(|v| match v {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            })
+            .filter(|v| v.get("goal").is_some() || v.get("task").is_some())
+            .collect(),
     };
     if items.is_empty() {
-        return Err(format!("no plan found in the reply; expected {PLAN_SHAPE}"));
+        return Err(NoPlanFound);
     }
     Ok(items
         .iter()

@@ -10,25 +10,25 @@
 //! [`ask_then_tell`]; their answers come back as events.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{Actor, ActorId, ActorRef, RpcReplyPort};
+use ractor::{ActorId, ActorRef, RpcReplyPort};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Span;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+mod ending;
+mod executors;
 
 use super::dag::{AfterFailure, Dag};
 use super::events::PlanEvent;
-use super::executor::{Executor, ExecutorArgs, TaskJournals};
-use super::messages::{ExecutorMsg, PlannerMsg, SubtaskRun, TaskEvent, TaskId, TaskRequest};
+use super::executor::TaskJournals;
+use super::messages::{ExecutorMsg, PlannerMsg, TaskEvent, TaskId, TaskRequest};
 use super::model_call::ask_then_tell;
 use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, ReplanContext};
 use super::planner::PlannerConfig;
-use super::report::{TaskReport, TaskStatus};
+use super::report::TaskReport;
 use crate::agent::{Outcome, StopStatus};
-use crate::journal::JournalEntry;
 use crate::llm::Usage;
 use crate::telemetry;
 use crate::text::clip;
@@ -330,81 +330,6 @@ impl LiveTask {
         }
     }
 
-    async fn spawn_executor(
-        &mut self,
-        cx: &mut Cx<'_>,
-        spec: PlannedSubtask,
-        history: Vec<JournalEntry>,
-    ) {
-        let config = cx.config;
-        let Some(role) = config.roles.get(&spec.role) else {
-            let reason = format!("role `{}` is no longer registered", spec.role);
-            self.fail_subtask(cx, &spec.id, 0, reason, Usage::default());
-            return;
-        };
-        let span = self.subtask_spans.entry(spec.id.clone()).or_insert_with(|| {
-            tracing::info_span!(parent: &self.span, "subtask", hermes.subtask_id = %spec.id, hermes.role = %spec.role, hermes.goal = %clip(&spec.goal, 200))
-        });
-        let trace_context = telemetry::inject(span);
-        let mut limits = role.limits_over(&config.limits);
-        // The task's token stops executors at the deadline; the loop's own
-        // clock is a safety net just behind it.
-        let until_deadline = self.deadline.saturating_duration_since(Instant::now());
-        limits.timeout = limits.timeout.min(until_deadline + DEADLINE_GRACE);
-        let toolbox = match &role.tools {
-            Some(names) => Arc::new(config.toolbox.subset(names)),
-            None => Arc::clone(&config.toolbox),
-        };
-        let cancel = self.cancel.child_token();
-        let args = ExecutorArgs {
-            planner: cx.myself.clone(),
-            task: self.id,
-            llm: config.models.for_role(role.model.as_deref()),
-            role,
-            toolbox,
-            journals: Arc::clone(&self.journals),
-            cancel: cancel.clone(),
-            faults: config.faults.clone(),
-        };
-        if history.is_empty() {
-            cx.emit(PlanEvent::Started {
-                id: spec.id.clone(),
-                role: spec.role.clone(),
-                goal: spec.goal.clone(),
-            });
-        }
-        let run = SubtaskRun {
-            goal: self.dag.executor_goal(&spec),
-            attempt: self.dag.slot(&spec.id).map_or(0, |s| s.restarts),
-            subtask: spec.clone(),
-            limits,
-            history,
-            trace_context,
-        };
-        match Actor::spawn_linked(None, Executor, args, cx.myself.get_cell()).await {
-            Ok((actor, _)) => {
-                cx.owners.insert(actor.get_id(), self.id);
-                if let Err(e) = actor.send_message(ExecutorMsg::Run(Box::new(run))) {
-                    tracing::warn!("executor for {} did not take its run: {e}", spec.id);
-                }
-                self.executors.insert(spec.id, Running { actor, cancel });
-            }
-            Err(e) => {
-                let reason = format!("executor could not start: {e}");
-                self.fail_subtask(cx, &spec.id, 0, reason, Usage::default());
-            }
-        }
-    }
-
-    /// Ends an executor whose loop has reported (or that is given up on).
-    fn stop_executor(&mut self, cx: &mut Cx<'_>, id: &str) {
-        if let Some(running) = self.executors.remove(id) {
-            cx.owners.remove(&running.actor.get_id());
-            running.cancel.cancel();
-            running.actor.stop(Some("subtask ended".into()));
-        }
-    }
-
     /// Records a failure and starts a replan or gives up on the subtask.
     fn fail_subtask(
         &mut self,
@@ -462,101 +387,9 @@ impl LiveTask {
         });
     }
 
-    /// Everything has ended: write the answer (one model call, or the single
-    /// result passed through) or report the partial state.
-    fn finalise(&mut self, cx: &mut Cx<'_>) {
-        let results = self.dag.results();
-        if self.dag.status() != TaskStatus::Finished {
-            let partial = self.joined_results();
-            return self.finish(Some(partial).filter(|p| !p.is_empty()));
-        }
-        if let [(_, result)] = results.as_slice() {
-            let result = result.to_string();
-            return self.finish(Some(result));
-        }
-        self.answering = true;
-        let messages = plan::final_messages(&self.dag.task, &results);
-        let llm = cx.config.models.default_model();
-        let temperature = cx.config.limits.temperature;
-        let span = tracing::info_span!(parent: &self.span, "answer");
-        ask_then_tell(cx.myself, self.id, span, async move {
-            TaskEvent::Answered(plan::request_answer(llm.as_ref(), messages, temperature).await)
-        });
-    }
-
-    fn finish(&mut self, result: Option<String>) {
-        let report = self.dag.report(result, None);
-        self.reply(report);
-    }
-
-    fn reply_error(&mut self, error: String) {
-        let report = self.dag.report(None, Some(error));
-        self.reply(report);
-    }
-
-    /// Sends the report once, stops anything still running, closes the spans.
-    fn reply(&mut self, mut report: TaskReport) {
-        let Some(reply) = self.reply.take() else {
-            return;
-        };
-        self.cancel.cancel();
-        for (_, running) in self.executors.drain() {
-            running.actor.stop(Some("task ended".into()));
-        }
-        for (_, span) in self.subtask_spans.drain() {
-            telemetry::set_error(&span, "the task ended before this subtask");
-        }
-        let span = &self.span;
-        span.set_attribute("hermes.status", report.status.as_str());
-        span.set_attribute("hermes.replans", i64::from(report.replans));
-        span.set_attribute(
-            "gen_ai.usage.input_tokens",
-            report.usage.prompt_tokens as i64,
-        );
-        span.set_attribute(
-            "gen_ai.usage.output_tokens",
-            report.usage.completion_tokens as i64,
-        );
-        if report.status != TaskStatus::Finished {
-            let why = report
-                .error
-                .clone()
-                .unwrap_or_else(|| format!("task {}", report.status));
-            telemetry::set_error(span, why);
-        }
-        report.trace_id = telemetry::trace_id(span);
-        let _ = reply.send(report);
-    }
-
     fn close_subtask_span(&mut self, id: &str, error: Option<&str>) {
         if let (Some(span), Some(error)) = (self.subtask_spans.remove(id), error) {
             telemetry::set_error(&span, error.to_string());
         }
-    }
-
-    fn history(&self, id: &str) -> Vec<JournalEntry> {
-        self.journals.get(id).map(|h| h.clone()).unwrap_or_default()
-    }
-
-    /// What a subtask's journal says about it, as an outcome with `status`.
-    fn journal_outcome(
-        &self,
-        spec: &PlannedSubtask,
-        status: StopStatus,
-        error: Option<String>,
-    ) -> Outcome {
-        let goal = self.dag.executor_goal(spec);
-        let elapsed = self.dag.started.elapsed();
-        Outcome::from_journal(&goal, status, self.history(&spec.id), elapsed, error)
-    }
-
-    /// The finished subtasks' results, labelled, for partial reports.
-    fn joined_results(&self) -> String {
-        self.dag
-            .results()
-            .iter()
-            .map(|(s, r)| format!("[{}] {}", s.id, r))
-            .collect::<Vec<_>>()
-            .join("\n\n")
     }
 }
