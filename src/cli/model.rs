@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use hermes::llm::{Llm, LlmError, OpenAiClient, OpenAiConfig};
 
+use super::output::parse_seconds;
+
 /// Why no model could be set up from the model flags.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelConfigError {
@@ -23,21 +25,6 @@ pub enum ModelConfigError {
     /// The model (local file or HTTP client) could not be set up.
     #[error(transparent)]
     Llm(#[from] LlmError),
-}
-
-/// Why a number of seconds on the command line was refused.
-#[derive(Debug, thiserror::Error)]
-#[error("`{0}` is not a number of seconds; give a positive number such as 120 or 0.5")]
-struct BadSeconds(String);
-
-/// Parses a positive, finite number of seconds, fractions allowed (`0.5`).
-fn parse_seconds(text: &str) -> Result<Duration, BadSeconds> {
-    text.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|secs| *secs > 0.0)
-        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-        .ok_or_else(|| BadSeconds(text.to_string()))
 }
 
 /// Where the model is and how to reach it.
@@ -144,18 +131,4 @@ fn origin_hint(source: Option<ValueSource>) -> String {
     format!(
         "{origin} Start the server, or point --base-url / HERMES_BASE_URL at one; the model is set by --model / HERMES_MODEL and the key by --api-key / HERMES_API_KEY / OPENAI_API_KEY."
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_may_be_fractional_but_must_be_positive() {
-        assert_eq!(parse_seconds("120").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_seconds("0.5").unwrap(), Duration::from_millis(500));
-        for bad in ["0", "-1", "NaN", "inf", "2m", ""] {
-            assert!(parse_seconds(bad).is_err(), "{bad}");
-        }
-    }
 }

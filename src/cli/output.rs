@@ -20,20 +20,24 @@ pub fn print_result(json: Option<&impl Serialize>, text: &str) {
     let _ = written.and_then(|_| out.flush());
 }
 
-/// Parses a duration flag in seconds; fractions are allowed (`1.5`). Zero
-/// means the shortest budget, one second, as it always has.
-pub fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text
+/// Why a number of seconds on the command line was refused.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("`{0}` is not a number of seconds; give a positive number such as 30 or 1.5")]
+pub struct BadSeconds(String);
+
+/// Parses every duration flag in seconds; fractions are allowed (`1.5`).
+/// Zero means the shortest budget, one second, as it always has.
+pub fn parse_seconds(text: &str) -> Result<Duration, BadSeconds> {
+    let secs = text
         .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number of seconds (e.g. 30 or 1.5)"))?;
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("`{text}` must be a positive number of seconds"));
-    }
+        .parse::<f64>()
+        .ok()
+        .filter(|secs| secs.is_finite() && *secs >= 0.0)
+        .ok_or_else(|| BadSeconds(text.to_string()))?;
     if secs == 0.0 {
         return Ok(Duration::from_secs(1));
     }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("`{text}`: {e}"))
+    Duration::try_from_secs_f64(secs).map_err(|_| BadSeconds(text.to_string()))
 }
 
 #[cfg(test)]
@@ -46,6 +50,12 @@ mod tests {
         assert_eq!(parse_seconds("300"), Ok(Duration::from_secs(300)));
         assert!(parse_seconds("-1").is_err());
         assert_eq!(parse_seconds("0"), Ok(Duration::from_secs(1)));
-        assert!(parse_seconds("abc").unwrap_err().contains("not a number"));
+        for bad in ["-1", "NaN", "inf", "2m", ""] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        assert!(parse_seconds("abc")
+            .unwrap_err()
+            .to_string()
+            .contains("not a number"));
     }
 }

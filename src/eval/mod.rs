@@ -1,7 +1,7 @@
-//! The pure core of `hermes eval`: suites of tasks, checks on what a run
-//! left behind, and reports of many runs.
+//! `hermes eval`: suites of tasks, checks on what a run left behind, the
+//! runner, and reports of many runs.
 //!
-//! Nothing here runs an agent. A runner reads a [`Suite`], and for every
+//! Only `runner.rs` runs agents; the rest is plain code. The runner reads a [`Suite`], and for every
 //! task and repetition writes the task's fixtures into a fresh workspace
 //! ([`Task::write_fixtures`]), runs the agent (or the planner), turns the
 //! outcome into a [`RunObservation`], asks [`evaluate`] which checks failed,

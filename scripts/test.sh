@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command (README, CI): installs what the tests need when it is
+# missing, then runs every test. Extra arguments go to `cargo test`.
+#   - bubblewrap: run_code's sandbox (tests/tools_sandbox.rs)
+#   - chromium: renders the eval HTML report (tests/eval_report.rs)
+#   - @modelcontextprotocol/server-everything: a real MCP server (tests/tools_mcp.rs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v chromium >/dev/null || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "installing ${need[*]} (needed by the tests)" >&2
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [ ! -x .ci/node/node_modules/.bin/mcp-server-everything ]; then
+  echo "installing the MCP test server under .ci/node" >&2
+  npm install --no-audit --no-fund --silent --prefix .ci/node @modelcontextprotocol/server-everything@2026.8.31
+fi
+
+exec cargo test --release "$@"
