@@ -1,4 +1,4 @@
-//! The Hermes loop with no model server at all: a scripted model replays
+//! The agent loop with no model server at all: a scripted model replays
 //! three decisions, including one malformed reply that the lenient parser
 //! repairs, against real file tools in a temporary workspace.
 //!

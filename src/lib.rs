@@ -1,9 +1,12 @@
 //! Hermes: a runtime that makes LLM agents finish real multi-step work.
 //!
-//! One agent is one Hermes loop ([`agent`]): perceive → decide → act →
+//! One agent runs one loop ([`agent`]): perceive → decide → act →
 //! observe, repeated until a guard stops it. The model boundary is [`llm`],
 //! the lenient reader of model output is [`decision`], tools live in
-//! [`tools`], and every round leaves a line in the [`journal`].
+//! [`tools`], and every round leaves a line in the [`journal`]. Many agents
+//! run under a planner ([`actors`], whose handle is [`actors::Hermes`]);
+//! [`faults`] injects failures at the model, tool and executor boundaries,
+//! and [`eval`] measures how often agents finish real work.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

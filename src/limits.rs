@@ -1,4 +1,4 @@
-//! One `Limits` value bounds every run of the Hermes loop.
+//! One `Limits` value bounds every run of the agent loop.
 //!
 //! Defaults come from [`Limits::default`]; a role file may override some of
 //! them, and a single run (CLI flags, API) overrides again. Every guard in

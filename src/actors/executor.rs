@@ -1,4 +1,4 @@
-//! The Executor actor: a thin, supervised shell around one Hermes loop.
+//! The Executor actor: a thin, supervised shell around one agent loop.
 //!
 //! It receives one `SubtaskRun` and runs the loop in a task it owns, so its
 //! mailbox stays free. The loop mirrors every round into its task's journal

@@ -1,5 +1,5 @@
 //! Many agents: a Planner actor that splits a task into subtasks and runs
-//! them on supervised Executor actors, each running its own Hermes loop.
+//! them on supervised Executor actors, each running its own agent loop.
 //!
 //! Read it top-down:
 //! 1. `handle.rs`: [`Hermes`], the public API (`builder`, `submit`,

@@ -1,4 +1,4 @@
-//! The Hermes loop: perceive → decide → act → observe, until a guard stops it.
+//! The agent loop (`Agent`): perceive → decide → act → observe, until a guard stops it.
 //!
 //! Each phase is one file (`perceive.rs`, `decide.rs`, `act.rs`,
 //! `observe.rs`), and so is each concern around them: `guard.rs` says when
