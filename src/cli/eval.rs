@@ -98,7 +98,7 @@ pub async fn execute(args: EvalArgs, matches: Option<&ArgMatches>) -> i32 {
         if let Some(first) = record.failed_checks.first() {
             line.push_str(&format!(": {first}"));
         }
-        bar.println(line);
+        bar.suspend(|| eprintln!("{line}"));
         bar.inc(1);
         if record.passed {
             bar.set_message(bump(&bar.message(), true));
