@@ -379,6 +379,34 @@ async fn the_deadline_cancels_every_running_executor() {
     assert_eq!(st["s3"], "skipped");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_deadline_does_not_wait_for_a_replan_that_hangs() {
+    let server = ScriptedServer::with_responder(|req| match kind(req) {
+        Kind::Plan => {
+            plan(json!([{"id": "s1", "role": "worker", "goal": "loop", "depends_on": []}]))
+        }
+        // The same call every round: the repetition guard fails the subtask fast.
+        Kind::Step(_) => decision("list_dir", json!({"path": "."})),
+        Kind::Replan => Reply::Delay(Duration::from_secs(30), Box::new(plan(json!([])))),
+        other => panic!("unexpected request {other:?}"),
+    })
+    .await;
+    let s = setup(&server, Faults::none(), 2, 4).await;
+    let started = Instant::now();
+    let report = s
+        .hermes
+        .submit(TaskRequest::new("Loop").with_timeout(Duration::from_secs(1)))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "generous bound: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(report.status.as_str(), "timeout", "{report:#?}");
+    assert_eq!(statuses(&report)["s1"], "failed");
+}
+
 /// Deterministic pseudo-random numbers (xorshift), so failures are reproducible.
 struct Rng(u64);
 

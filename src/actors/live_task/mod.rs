@@ -309,6 +309,12 @@ impl LiveTask {
             self.on_subtask_cancelled(cx, &id, outcome);
         }
         self.advance(cx).await;
+        // A replan or the final answer may still be waiting on the model:
+        // the deadline does not wait for it.
+        if !self.is_done() {
+            let partial = self.joined_results();
+            self.finish(Some(partial).filter(|p| !p.is_empty()));
+        }
     }
 
     /// The planner is stopping: the task ends now, in error.
