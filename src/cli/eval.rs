@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{ArgMatches, Args};
 use hermes::actors::RoleRegistry;
+use hermes::agent::CancellationToken;
 use hermes::eval::{
     compare, render_text, run_suite, write_report_dir, EvalConfig, ModelSource, Report, RunRecord,
     Script, Suite,
@@ -106,7 +107,17 @@ pub async fn execute(args: EvalArgs, matches: Option<&ArgMatches>) -> i32 {
             bar.set_message(bump(&bar.message(), false));
         }
     };
-    let report = run_suite(&suite, &config, &on_run).await;
+    // Ctrl-C stops the runs in flight; the report covers what ended.
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    let interrupt = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("interrupted: stopping the runs in flight");
+            on_interrupt.cancel();
+        }
+    });
+    let report = run_suite(&suite, &config, &cancel, &on_run).await;
+    interrupt.abort();
     bar.finish_and_clear();
     if let Some(error) = unreachable_model(&report) {
         eprintln!("error: {error}");
@@ -122,7 +133,12 @@ pub async fn execute(args: EvalArgs, matches: Option<&ArgMatches>) -> i32 {
             }
         }
     }
-    print_result(args.json.then_some(&report), "");
+    if args.json {
+        print_result(Some(&report), "");
+    }
+    if cancel.is_cancelled() {
+        return exit::INTERRUPTED;
+    }
     match args.min_success {
         Some(min) if report.summary.success_rate < min => {
             eprintln!(

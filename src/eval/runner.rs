@@ -67,10 +67,13 @@ impl EvalConfig {
 }
 
 /// Runs every task of `suite` `config.repeat` times and reports. `on_run`
-/// hears each run as it ends (for progress output).
+/// hears each run as it ends (for progress output). Cancelling `cancel`
+/// stops the runs in flight (status `cancelled`) and starts no more; the
+/// report covers the runs that ended.
 pub async fn run_suite(
     suite: &Suite,
     config: &EvalConfig,
+    cancel: &CancellationToken,
     on_run: &(dyn Fn(&RunRecord) + Sync),
 ) -> Report {
     let warned = AtomicBool::new(false);
@@ -80,10 +83,11 @@ pub async fn run_suite(
         .enumerate()
         .flat_map(|(i, task)| (1..=config.repeat.max(1)).map(move |rep| (i, task, rep)));
     let mut runs: Vec<(usize, RunRecord)> = futures::stream::iter(jobs)
+        .take_while(|_| std::future::ready(!cancel.is_cancelled()))
         .map(|(i, task, rep)| {
             let warned = &warned;
             async move {
-                let record = run_one(task, rep, config, warned).await;
+                let record = run_one(task, rep, config, warned, cancel).await;
                 on_run(&record);
                 (i, record)
             }
@@ -115,7 +119,13 @@ struct Ran {
 }
 
 /// One run of one task, from fixtures to record.
-async fn run_one(task: &Task, rep: u32, config: &EvalConfig, warned: &AtomicBool) -> RunRecord {
+async fn run_one(
+    task: &Task,
+    rep: u32,
+    config: &EvalConfig,
+    warned: &AtomicBool,
+    cancel: &CancellationToken,
+) -> RunRecord {
     let started = Instant::now();
     let key = format!("{}.{rep}", task.id);
     let faults = Faults::new(config.faults.clone(), config.seed).for_run(&key);
@@ -137,7 +147,7 @@ async fn run_one(task: &Task, rep: u32, config: &EvalConfig, warned: &AtomicBool
         )),
         Ok(()) => {
             let journal = run_dir.join("journal.jsonl");
-            run_mode(task, config, &faults, &workspace, &journal, warned).await
+            run_mode(task, config, &faults, &workspace, &journal, warned, cancel).await
         }
     };
     let failed_checks = evaluate(&task.checks, &workspace, &ran.observation);
@@ -173,6 +183,18 @@ fn prepare(task: &Task, workspace: &Path, run_dir: &Path) -> std::io::Result<()>
 }
 
 impl Ran {
+    fn cancelled() -> Ran {
+        Ran {
+            observation: RunObservation {
+                status: RunStatus::Cancelled,
+                result: None,
+                rounds: 0,
+            },
+            usage: Usage::default(),
+            error: None,
+        }
+    }
+
     fn error(error: String) -> Ran {
         Ran {
             observation: RunObservation {
@@ -193,6 +215,7 @@ async fn run_mode(
     workspace: &Path,
     journal: &Path,
     warned: &AtomicBool,
+    cancel: &CancellationToken,
 ) -> Ran {
     let toolbox = match toolbox_for(workspace, &config.tools, warned).await {
         Ok(toolbox) => faults.wrap_toolbox(&toolbox),
@@ -204,8 +227,13 @@ async fn run_mode(
     };
     let llm = faults.wrap_llm(llm, config.request_timeout);
     match task.mode {
-        Mode::Run => run_agent(task, config, faults, llm, toolbox, journal).await,
-        Mode::Plan => run_plan(task, config, faults, llm, toolbox, journal).await,
+        Mode::Run => run_agent(task, config, faults, llm, toolbox, journal, cancel).await,
+        Mode::Plan => {
+            tokio::select! {
+                ran = run_plan(task, config, faults, llm, toolbox, journal) => ran,
+                _ = cancel.cancelled() => Ran::cancelled(),
+            }
+        }
     }
 }
 
@@ -233,6 +261,7 @@ async fn run_agent(
     llm: Arc<dyn Llm>,
     toolbox: Toolbox,
     journal: &Path,
+    cancel: &CancellationToken,
 ) -> Ran {
     let role = match &task.role {
         None => None,
@@ -255,7 +284,7 @@ async fn run_agent(
     if let Some(role) = &role {
         agent = agent.with_identity(role.system_prompt.clone());
     }
-    let outcome = agent.run(&task.goal, &CancellationToken::new()).await;
+    let outcome = agent.run(&task.goal, cancel).await;
     Ran {
         observation: RunObservation {
             status: outcome.status.into(),
