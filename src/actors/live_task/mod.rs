@@ -223,7 +223,10 @@ impl LiveTask {
         else {
             return;
         };
-        self.executors.remove(&id);
+        if let Some(lost) = self.executors.remove(&id) {
+            // Whatever is left of its loop must stop with it.
+            lost.cancel.cancel();
+        }
         let history = self.history(&id);
         let Some(spec) = self.dag.slot(&id).map(|s| s.spec.clone()) else {
             return;
