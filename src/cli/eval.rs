@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::{ArgMatches, Args};
 use hermes::actors::RoleRegistry;
@@ -14,13 +13,13 @@ use hermes::eval::{
     compare, render_text, run_suite, write_report_dir, EvalConfig, ModelSource, Report, RunRecord,
     Script, Suite,
 };
-use hermes::limits::Limits;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::exit;
 use super::faults::FaultArgs;
+use super::limits::LimitArgs;
 use super::model::ModelArgs;
-use super::output::{parse_seconds, print_result};
+use super::output::print_result;
 use super::tools::ToolArgs;
 
 /// Options of `hermes eval`.
@@ -61,15 +60,8 @@ pub struct EvalArgs {
     /// tasks that name a role.
     #[arg(long, default_value = "agents", value_name = "DIR")]
     pub roles: PathBuf,
-    /// Most rounds per run, unless the task sets its own.
-    #[arg(long, default_value_t = Limits::default().max_rounds, value_name = "N")]
-    pub max_rounds: u32,
-    /// Wall-clock limit per run in seconds, unless the task sets its own.
-    #[arg(long, default_value = "300", value_parser = parse_seconds, value_name = "SECS")]
-    pub timeout: Duration,
-    /// Sampling temperature.
-    #[arg(long, default_value_t = Limits::default().temperature)]
-    pub temperature: f32,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -180,12 +172,7 @@ fn setup(args: &EvalArgs, matches: Option<&ArgMatches>) -> Result<(Suite, EvalCo
         model,
         tools,
         roles,
-        limits: Limits {
-            max_rounds: args.max_rounds.max(1),
-            timeout: args.timeout,
-            temperature: args.temperature,
-            ..Limits::default()
-        },
+        limits: args.limits.limits(),
         faults: args.faults.spec(),
         seed: args.faults.seed,
         request_timeout: args.model.request_timeout,

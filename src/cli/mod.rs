@@ -3,6 +3,7 @@
 pub mod eval;
 pub mod exit;
 pub mod faults;
+pub mod limits;
 pub mod model;
 pub mod output;
 pub mod plan;

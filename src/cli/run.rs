@@ -2,20 +2,19 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::{ArgMatches, Args};
 use hermes::agent::{Agent, Outcome, StopStatus};
 use hermes::journal::JournalEntry;
-use hermes::limits::Limits;
 use hermes::tools::Workspace;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::exit;
 use super::faults::FaultArgs;
+use super::limits::LimitArgs;
 use super::model::ModelArgs;
-use super::output::{parse_seconds, print_result};
+use super::output::print_result;
 use super::tools::ToolArgs;
 use super::trace::TraceArgs;
 
@@ -29,15 +28,8 @@ pub struct RunArgs {
     /// Directory the file tools are confined to.
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub workspace: PathBuf,
-    /// Most rounds before the run is stopped.
-    #[arg(long, default_value_t = Limits::default().max_rounds, value_name = "N")]
-    pub max_rounds: u32,
-    /// Wall-clock limit for the whole run, in seconds (fractions allowed).
-    #[arg(long, default_value = "300", value_parser = parse_seconds, value_name = "SECS")]
-    pub timeout: Duration,
-    /// Sampling temperature.
-    #[arg(long, default_value_t = Limits::default().temperature)]
-    pub temperature: f32,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Append one JSON line per round to this file.
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
@@ -91,12 +83,7 @@ async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, 
         .toolbox(&workspace)
         .await
         .map_err(|e| e.to_string())?;
-    let limits = Limits {
-        max_rounds: args.max_rounds.max(1),
-        timeout: args.timeout,
-        temperature: args.temperature,
-        ..Limits::default()
-    };
+    let limits = args.limits.limits();
     let faults = args.faults.faults();
     let llm = faults.wrap_llm(llm, args.model.request_timeout);
     let toolbox = faults.wrap_toolbox(&toolbox);

@@ -24,7 +24,8 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde::Deserialize;
 
-use crate::llm::{ChatRequest, ChatResponse, Llm, LlmError, Usage};
+use crate::llm::scripted::scripted_response;
+use crate::llm::{ChatRequest, ChatResponse, Llm, LlmError};
 
 /// The replies for each task of a suite.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -125,19 +126,7 @@ impl Llm for RoundScriptedLlm {
                 self.task
             )));
         };
-        let usage = Usage {
-            prompt_tokens: request
-                .messages
-                .iter()
-                .map(|m| m.content.len() as u64 / 4)
-                .sum(),
-            completion_tokens: content.len() as u64 / 4,
-        };
-        Ok(ChatResponse {
-            content,
-            usage,
-            finish_reason: Some("stop".into()),
-        })
+        Ok(scripted_response(request, content))
     }
 
     fn model(&self) -> &str {

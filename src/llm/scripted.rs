@@ -11,6 +11,24 @@ use async_trait::async_trait;
 
 use super::{ChatRequest, ChatResponse, Llm, LlmError, Usage};
 
+/// A scripted model's reply to `request`: `content`, with token counts
+/// estimated at four characters per token (scripts report no real usage).
+pub fn scripted_response(request: &ChatRequest, content: String) -> ChatResponse {
+    let usage = Usage {
+        prompt_tokens: request
+            .messages
+            .iter()
+            .map(|m| m.content.len() as u64 / 4)
+            .sum(),
+        completion_tokens: content.len() as u64 / 4,
+    };
+    ChatResponse {
+        content,
+        usage,
+        finish_reason: Some("stop".into()),
+    }
+}
+
 /// Replays scripted answers in order and records every request it saw.
 pub struct ScriptedLlm {
     answers: Mutex<VecDeque<String>>,
@@ -45,19 +63,7 @@ impl Llm for ScriptedLlm {
         let next = self.answers.lock().ok().and_then(|mut a| a.pop_front());
         let content =
             next.ok_or_else(|| LlmError::Other("scripted model has no answers left".into()))?;
-        let usage = Usage {
-            prompt_tokens: request
-                .messages
-                .iter()
-                .map(|m| m.content.len() as u64 / 4)
-                .sum(),
-            completion_tokens: content.len() as u64 / 4,
-        };
-        Ok(ChatResponse {
-            content,
-            usage,
-            finish_reason: Some("stop".into()),
-        })
+        Ok(scripted_response(request, content))
     }
 
     fn model(&self) -> &str {
