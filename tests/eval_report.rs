@@ -32,6 +32,7 @@ fn run(task: &str, category: &str, rep: u32, passed: bool, rounds: u32, seconds:
         usage: Usage {
             prompt_tokens: 800 * rounds as u64,
             completion_tokens: 60 * rounds as u64,
+            cached_tokens: 0,
         },
         failed_checks: if passed {
             vec![]

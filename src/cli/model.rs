@@ -60,6 +60,11 @@ pub struct ModelArgs {
     /// decision grammar (to measure the lenient parser).
     #[arg(long)]
     pub no_grammar: bool,
+    /// Make the local model evaluate every prompt whole instead of
+    /// continuing from the cached state of an earlier round (to measure
+    /// what prefix reuse saves).
+    #[arg(long)]
+    pub no_prefix_cache: bool,
 }
 
 impl ModelArgs {
@@ -97,6 +102,9 @@ impl ModelArgs {
         }
         config.context_size = self.context_size.max(256);
         config.grammar = !self.no_grammar;
+        if self.no_prefix_cache {
+            config.cached_conversations = 0;
+        }
         Ok(Arc::new(LocalLlm::load(config)?))
     }
 

@@ -341,6 +341,7 @@ pub(crate) mod tests {
             usage: Usage {
                 prompt_tokens: 1000,
                 completion_tokens: 100,
+                cached_tokens: 0,
             },
             failed_checks: if passed {
                 vec![]

@@ -9,6 +9,7 @@ mod error;
 #[cfg(feature = "local-llm")]
 pub mod local;
 pub mod openai;
+pub mod prefix_cache;
 pub mod scripted;
 mod traced;
 
@@ -105,6 +106,10 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Tokens the model generated.
     pub completion_tokens: u64,
+    /// Prompt tokens the model did not evaluate again because it still held
+    /// them from an earlier request (prefix reuse); part of `prompt_tokens`.
+    #[serde(default)]
+    pub cached_tokens: u64,
 }
 
 impl Usage {
@@ -127,6 +132,7 @@ impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, rhs: Self) {
         self.prompt_tokens += rhs.prompt_tokens;
         self.completion_tokens += rhs.completion_tokens;
+        self.cached_tokens += rhs.cached_tokens;
     }
 }
 

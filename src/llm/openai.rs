@@ -183,6 +183,7 @@ fn retry_warning(err: &LlmError, delay: Duration) -> String {
 struct Completion {
     choices: Vec<Choice>,
     usage: Option<WireUsage>,
+    timings: Option<Timings>,
 }
 
 #[derive(Deserialize, Default)]
@@ -206,17 +207,39 @@ struct WireMessage {
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    /// OpenAI, vLLM and recent llama.cpp servers: prompt tokens served from
+    /// the server's prefix cache.
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct PromptTokensDetails {
+    cached_tokens: Option<u64>,
+}
+
+/// llama.cpp's server reports its prefix reuse under `timings.cache_n`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Timings {
+    cache_n: Option<u64>,
 }
 
 /// Reads a chat-completion body, tolerating the variations real servers send.
 fn parse_completion(body: &str) -> Result<ChatResponse, String> {
     let completion: Completion = serde_json::from_str(body)
         .map_err(|e| format!("{e} in {}", crate::text::clip(body, 200)))?;
+    let server_cached = completion.timings.and_then(|t| t.cache_n);
     let usage = completion
         .usage
         .map(|u| Usage {
             prompt_tokens: u.prompt_tokens.unwrap_or(0),
             completion_tokens: u.completion_tokens.unwrap_or(0),
+            cached_tokens: u
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .or(server_cached)
+                .unwrap_or(0),
         })
         .unwrap_or_default();
     let choice = completion
@@ -277,10 +300,19 @@ mod tests {
             r.usage,
             Usage {
                 prompt_tokens: 7,
-                completion_tokens: 3
+                completion_tokens: 3,
+                cached_tokens: 0,
             }
         );
         assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn reads_cached_prompt_tokens_from_openai_or_llama_cpp() {
+        let openai = r#"{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":100,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":64}}}"#;
+        assert_eq!(parse_completion(openai).unwrap().usage.cached_tokens, 64);
+        let llama = r#"{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":100,"completion_tokens":2},"timings":{"cache_n":90,"prompt_n":10}}"#;
+        assert_eq!(parse_completion(llama).unwrap().usage.cached_tokens, 90);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub fn scripted_response(request: &ChatRequest, content: String) -> ChatResponse
             .map(|m| m.content.len() as u64 / 4)
             .sum(),
         completion_tokens: content.len() as u64 / 4,
+        cached_tokens: 0,
     };
     ChatResponse {
         content,
