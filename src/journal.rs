@@ -48,6 +48,14 @@ pub struct JournalEntry {
     /// Whether the reply had to be regenerated once.
     #[serde(default)]
     pub regenerated: bool,
+    /// The earlier round whose call this decision repeated exactly, when
+    /// repeat guidance answered it (see `agent::repeat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_of: Option<u32>,
+    /// Whether the model was asked again because its decision repeated a
+    /// recent call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasked: bool,
     /// The unreadable reply, for rounds without a decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
@@ -74,6 +82,8 @@ impl JournalEntry {
             tool_ms: 0,
             repaired: false,
             regenerated: false,
+            repeat_of: None,
+            reasked: false,
             raw: None,
             injected: None,
         }

@@ -30,6 +30,11 @@ pub struct Limits {
     /// How many most recent rounds are shown to the model whole; older ones
     /// are shown as one-line summaries.
     pub full_rounds: usize,
+    /// Answer a decision that repeats a recent call exactly: ask the model
+    /// once more with a note on what that call returned, and refuse the
+    /// call (without running it) if the second answer repeats it too. See
+    /// `agent::repeat`.
+    pub repeat_guidance: bool,
 }
 
 impl Default for Limits {
@@ -44,6 +49,7 @@ impl Default for Limits {
             observation_chars: 2000,
             observation_lines: 50,
             full_rounds: 6,
+            repeat_guidance: true,
         }
     }
 }

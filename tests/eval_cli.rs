@@ -164,7 +164,7 @@ async fn json_report_counts_passes_pass_hat_k_categories_and_stops() {
     assert_eq!(summary["p95_rounds"], 2);
     assert_eq!(
         summary["tokens"],
-        json!({"prompt_tokens": 180, "completion_tokens": 90})
+        json!({"prompt_tokens": 180, "completion_tokens": 90, "cached_tokens": 0})
     );
     assert_eq!(summary["by_fault"], json!({}));
 
@@ -207,7 +207,7 @@ async fn json_report_counts_passes_pass_hat_k_categories_and_stops() {
         assert_eq!(r["faults"], json!({}), "{r}");
         assert_eq!(
             r["usage"],
-            json!({"prompt_tokens": 20, "completion_tokens": 10}),
+            json!({"prompt_tokens": 20, "completion_tokens": 10, "cached_tokens": 0}),
             "{r}"
         );
         assert_eq!(

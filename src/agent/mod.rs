@@ -18,6 +18,7 @@ pub mod observe;
 mod outcome;
 pub mod perceive;
 pub mod progress;
+pub mod repeat;
 mod run;
 
 use std::collections::HashMap;

@@ -2,19 +2,19 @@
 //!
 //! The system prompt says who the agent is, its limits, every tool with its
 //! parameters (rendered from the same specs that validate calls), how to
-//! finish, and what to do on errors. The conversation then restates the
-//! goal, gives older rounds as one-line summaries built without a model
-//! call, replays the last few rounds whole (decision, then observation), and
-//! ends by restating the goal and the remaining budget. The prompt therefore
-//! stays bounded however long the run is. Text goes in as it is: non-ASCII
+//! finish, and what to do on errors. The conversation then states the goal,
+//! gives older rounds as one-line summaries built without a model call,
+//! replays the last few rounds whole (decision, then observation, the goal
+//! and the round count), and only ever grows at its end between summary
+//! blocks, so a model that keeps its state re-reads only the newest turn.
+//! The prompt stays bounded however long the run is. Text goes in as it is: non-ASCII
 //! is never `\u`-escaped, so Chinese goals and files stay readable.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::decision::EXPECTED_SHAPE;
+use crate::decision::{Decision, EXPECTED_SHAPE};
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
 use crate::limits::Limits;
 use crate::llm::ChatMessage;
@@ -45,6 +45,12 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
     p.push_str("- One action per reply. After it you receive an observation: {\"status\": \"ok\"|\"error\", \"data\": ..., \"error\": ...}.\n");
     p.push_str("- Base your answer on observations, not guesses. Read what you need before you write or answer.\n");
     p.push_str("- On an error, read the message: fix the arguments and retry, or change approach. Never repeat an identical call; the same call 3 times in 5 rounds stops the run.\n");
+    if toolbox.names().contains(&"run_code") {
+        p.push_str("- Count, sum, sort and compute with run_code and print the result; do not do arithmetic in your head.\n");
+    }
+    p.push_str(
+        "- When the goal asks for a value (a number, a name) in a file, write just that value.\n",
+    );
     p.push_str("- When the goal is reached, call finish with the answer in args.result. If you cannot reach it, call finish with a progress report.\n");
     // No bare character counts here: small models read "2000 characters"
     // as a length the answer must reach.
@@ -58,14 +64,20 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
 }
 
 /// The conversation for the next decision.
+///
+/// It only ever grows at its end between two rounds, so that a model that
+/// keeps its state (the in-process one, a server with a prefix cache)
+/// re-reads only the newest decision and observation: every turn's text is
+/// a function of the journal alone (no clock readings), and older rounds
+/// move into the summary in blocks of half the window rather than one by
+/// one, so the opening changes once every few rounds instead of every round.
 pub fn messages(
     system: &str,
     goal: &str,
     history: &[JournalEntry],
     limits: &Limits,
-    time_left: Duration,
 ) -> Vec<ChatMessage> {
-    let split = history.len().saturating_sub(limits.full_rounds);
+    let split = summarised_rounds(history.len(), limits.full_rounds);
     let (older, recent) = history.split_at(split);
     let mut opening = format!("Goal: {goal}");
     if !older.is_empty() {
@@ -74,14 +86,35 @@ pub fn messages(
             let _ = writeln!(opening, "{}", summary_line(entry));
         }
     }
-    let mut out = vec![ChatMessage::system(system)];
-    let next_round = history.len() + 1;
-    let mut next = format!(
-        "Round {next_round} of {}; {}s left.",
-        limits.max_rounds,
-        time_left.as_secs()
-    );
-    if let Some(last) = history.last().filter(|e| !e.is_error()) {
+    let _ = write!(opening, "\n\n{}", next_step(older.last(), limits));
+    let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
+    for entry in recent {
+        out.push(ChatMessage::assistant(replayed_reply(entry)));
+        out.push(ChatMessage::user(format!(
+            "Observation (round {}): {}\n\nGoal: {goal}\n{}",
+            entry.round,
+            entry.observation,
+            next_step(Some(entry), limits)
+        )));
+    }
+    out
+}
+
+/// How many of `rounds` past rounds are shown as summary lines: none while
+/// they fit in `full_rounds`, then whole blocks of half of it.
+pub fn summarised_rounds(rounds: usize, full_rounds: usize) -> usize {
+    if rounds <= full_rounds {
+        return 0;
+    }
+    let block = (full_rounds / 2).max(1);
+    (rounds - full_rounds).div_ceil(block) * block
+}
+
+/// What the model is asked after `previous` (none: the first round).
+fn next_step(previous: Option<&JournalEntry>, limits: &Limits) -> String {
+    let round = previous.map_or(1, |e| e.round + 1);
+    let mut next = format!("Round {round} of {}.", limits.max_rounds);
+    if let Some(last) = previous.filter(|e| !e.is_error() && e.action != UNPARSED) {
         // Small models tend to redo the step that just worked; say it is done.
         let _ = write!(
             next,
@@ -90,24 +123,7 @@ pub fn messages(
         );
     }
     next.push_str(" Reply with one JSON object.");
-    if recent.is_empty() {
-        out.push(ChatMessage::user(format!("{opening}\n\n{next}")));
-        return out;
-    }
-    out.push(ChatMessage::user(opening));
-    for (i, entry) in recent.iter().enumerate() {
-        out.push(ChatMessage::assistant(replayed_reply(entry)));
-        let observation = format!("Observation (round {}): {}", entry.round, entry.observation);
-        if i + 1 == recent.len() {
-            // The latest turn opens with the goal, then the news, then what to do.
-            out.push(ChatMessage::user(format!(
-                "Goal: {goal}\n\n{observation}\n\n{next}"
-            )));
-        } else {
-            out.push(ChatMessage::user(observation));
-        }
-    }
-    out
+    next
 }
 
 /// One line for an older round: number, action, args digest, status.
@@ -137,9 +153,22 @@ fn replayed_reply(entry: &JournalEntry) -> String {
     if entry.action == UNPARSED {
         return clip(entry.raw.as_deref().unwrap_or_default(), 500);
     }
+    reply_json(&entry.thought, &entry.action, &entry.args)
+}
+
+/// A decision as the assistant turn that replays it.
+pub fn decision_json(decision: &Decision) -> String {
+    reply_json(
+        &decision.thought,
+        &decision.action.name,
+        &decision.action.args,
+    )
+}
+
+fn reply_json(thought: &str, action: &str, args: &Value) -> String {
     json!({
-        "thought": clip(&entry.thought, 500),
-        "action": {"name": entry.action, "args": clip_strings(&entry.args)},
+        "thought": clip(thought, 500),
+        "action": {"name": action, "args": clip_strings(args)},
     })
     .to_string()
 }
@@ -155,5 +184,97 @@ fn clip_strings(value: &Value) -> Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::ToolStatus;
+
+    fn history(rounds: u32) -> Vec<JournalEntry> {
+        (1..=rounds)
+            .map(|round| JournalEntry {
+                status: if round % 3 == 0 {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                },
+                observation: format!(r#"{{"status":"ok","data":"line {round}","error":null}}"#),
+                ..JournalEntry::new(
+                    round,
+                    "reading",
+                    "read_file",
+                    json!({"path": format!("f{round}")}),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_conversation_only_grows_at_its_end_between_summary_blocks() {
+        let limits = Limits::default();
+        let all = history(12);
+        let mut rebuilt_at = Vec::new();
+        for rounds in 1..all.len() {
+            let before = messages("sys", "the goal", &all[..rounds], &limits);
+            let after = messages("sys", "the goal", &all[..rounds + 1], &limits);
+            if after.len() < before.len() || after[..before.len()] != before[..] {
+                rebuilt_at.push(rounds + 1);
+            }
+        }
+        // Whole while the window holds every round, then once per block
+        // of half the window (3 rounds) instead of every round.
+        assert_eq!(rebuilt_at, vec![7, 10]);
+    }
+
+    #[test]
+    fn summarised_rounds_come_in_blocks_and_keep_the_window_bounded() {
+        assert_eq!(summarised_rounds(6, 6), 0);
+        assert_eq!(summarised_rounds(7, 6), 3);
+        assert_eq!(summarised_rounds(9, 6), 3);
+        assert_eq!(summarised_rounds(10, 6), 6);
+        assert_eq!(summarised_rounds(3, 0), 3);
+        for rounds in 0..40 {
+            let shown = rounds - summarised_rounds(rounds, 6);
+            assert!(shown <= 6, "{rounds} rounds show {shown} whole");
+        }
+    }
+
+    #[test]
+    fn each_turn_restates_the_goal_and_the_round_and_says_what_succeeded() {
+        let limits = Limits::default();
+        let m = messages("sys", "count the admins", &history(2), &limits);
+        assert_eq!(m.len(), 6);
+        assert!(m[1].content.starts_with("Goal: count the admins"));
+        assert!(m[1]
+            .content
+            .ends_with("Round 1 of 20. Reply with one JSON object."));
+        let last = &m[5].content;
+        assert!(last.starts_with("Observation (round 2): "), "{last}");
+        assert!(
+            last.contains("Goal: count the admins\nRound 3 of 20."),
+            "{last}"
+        );
+        assert!(last.contains("Round 2 (read_file) succeeded"), "{last}");
+        // An error is not called a success.
+        let m = messages("sys", "g", &history(3), &limits);
+        assert!(!m.last().unwrap().content.contains("succeeded"));
+    }
+
+    #[test]
+    fn the_system_prompt_steers_arithmetic_to_run_code_only_when_offered() {
+        use crate::tools::builtin::RunCode;
+        use crate::tools::sandbox::SandboxConfig;
+        use crate::tools::Toolbox;
+        let limits = Limits::default();
+        let without = system_prompt(DEFAULT_IDENTITY, &Toolbox::new(), &limits);
+        assert!(!without.contains("run_code"));
+        let mut toolbox = Toolbox::new();
+        toolbox.register(RunCode::new(SandboxConfig::new("/tmp")));
+        let with = system_prompt(DEFAULT_IDENTITY, &toolbox, &limits);
+        assert!(with.contains("compute with run_code"), "{with}");
     }
 }

@@ -9,13 +9,14 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use super::decide::Decided;
 use super::guard::{self, StopStatus};
 use super::outcome::Ending;
-use super::{act, decide, observe, perceive, Agent};
+use super::{act, decide, observe, perceive, repeat, Agent};
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
 use crate::limits::Limits;
-use crate::llm::Usage;
+use crate::llm::{ChatMessage, Usage};
 use crate::telemetry;
 use crate::tools::{ToolResult, ToolStatus};
 
@@ -77,26 +78,38 @@ impl<'a> Run<'a> {
             return Some(Ending::stop(StopStatus::Cancelled));
         }
         let limits = &self.agent.limits;
-        let time_left = self.deadline.saturating_duration_since(Instant::now());
-        let messages = perceive::messages(
-            &self.system,
-            self.goal,
-            self.journal.entries(),
-            limits,
-            time_left,
-        );
-        let decide = decide::decide(
-            self.agent.llm.as_ref(),
-            messages,
-            limits,
-            &self.agent.schema,
-        );
-        let decided = match self.bounded(decide).await {
-            Err(stop) => return Some(Ending::stop(stop)),
-            Ok(Err(e)) => return Some(Ending::error(e.to_string())),
-            Ok(Ok(decided)) => decided,
+        let messages = perceive::messages(&self.system, self.goal, self.journal.entries(), limits);
+        let mut decided = match self.decide(messages.clone()).await {
+            Ok(decided) => decided,
+            Err(ending) => return Some(ending),
         };
-        self.usage += decided.usage;
+        let mut reasked = false;
+        if let Some(note) = self.repeated(&decided).map(repeat::reask_note) {
+            let mut messages = messages;
+            if let Ok(decision) = &decided.decision {
+                messages.push(ChatMessage::assistant(perceive::decision_json(decision)));
+            }
+            messages.push(ChatMessage::user(note));
+            let again = match self.decide(messages).await {
+                Ok(again) => again,
+                Err(ending) => return Some(ending),
+            };
+            reasked = true;
+            let mut usage = decided.usage;
+            usage += again.usage;
+            decided = Decided {
+                usage,
+                llm_time: decided.llm_time + again.llm_time,
+                regenerated: decided.regenerated || again.regenerated,
+                decision: again.decision,
+            };
+        }
+        let limits = &self.agent.limits;
+        // A second answer that repeats a call too is refused, not run.
+        let refused = self
+            .repeated(&decided)
+            .filter(|_| reasked)
+            .map(|e| (e.round, repeat::refusal(e)));
         let mut finished = None;
         let entry = match decided.decision {
             Ok(decision) if decision.is_finish() => {
@@ -104,6 +117,13 @@ impl<'a> Run<'a> {
                 let entry = entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
                 finished = Some(result);
                 entry
+            }
+            Ok(decision) if refused.is_some() => {
+                let (earlier, refusal) = refused.expect("checked by the guard");
+                JournalEntry {
+                    repeat_of: Some(earlier),
+                    ..entry_for(round, &decision, &refusal, limits)
+                }
             }
             Ok(decision) => {
                 let acted = act::act(&self.agent.toolbox, &decision.action);
@@ -130,6 +150,7 @@ impl<'a> Run<'a> {
             tokens: decided.usage,
             llm_ms: decided.llm_time.as_millis() as u64,
             regenerated: decided.regenerated,
+            reasked,
             ..entry
         })
         .await;
@@ -137,6 +158,36 @@ impl<'a> Run<'a> {
             return Some(Ending::finished(result));
         }
         guard::check(self.journal.entries(), limits).map(Ending::stop)
+    }
+
+    /// One decide phase under the wall clock; the run's ending when the
+    /// clock, the caller or the model ends it.
+    async fn decide(&mut self, messages: Vec<ChatMessage>) -> Result<Decided, Ending> {
+        let limits = &self.agent.limits;
+        let decide = decide::decide(
+            self.agent.llm.as_ref(),
+            messages,
+            limits,
+            &self.agent.schema,
+        );
+        match self.bounded(decide).await {
+            Err(stop) => Err(Ending::stop(stop)),
+            Ok(Err(e)) => Err(Ending::error(e.to_string())),
+            Ok(Ok(decided)) => {
+                self.usage += decided.usage;
+                Ok(decided)
+            }
+        }
+    }
+
+    /// The recent round whose call `decided` repeats exactly, when repeat
+    /// guidance is on.
+    fn repeated(&self, decided: &Decided) -> Option<&JournalEntry> {
+        if !self.agent.limits.repeat_guidance {
+            return None;
+        }
+        let decision = decided.decision.as_ref().ok().filter(|d| !d.is_finish())?;
+        repeat::repeated_round(self.journal.entries(), &decision.action, &self.agent.limits)
     }
 
     /// Records a round: span attributes, the caller's callback, the journal.

@@ -1,5 +1,6 @@
-//! `--max-rounds`, `--timeout`, `--temperature`: the loop limits `run` and
-//! `eval` share, and the one `Limits` value they make.
+//! `--max-rounds`, `--timeout`, `--temperature` and the switches of the
+//! loop's mechanisms: the limits `run` and `eval` share, and the one
+//! `Limits` value they make.
 
 use std::time::Duration;
 
@@ -20,6 +21,10 @@ pub struct LimitArgs {
     /// Sampling temperature.
     #[arg(long, default_value_t = Limits::default().temperature)]
     pub temperature: f32,
+    /// Run a decision that repeats a recent call exactly as it is, instead
+    /// of asking the model once more and refusing a second repeat.
+    #[arg(long)]
+    pub no_repeat_guidance: bool,
 }
 
 impl LimitArgs {
@@ -29,6 +34,7 @@ impl LimitArgs {
             max_rounds: self.max_rounds.max(1),
             timeout: self.timeout,
             temperature: self.temperature,
+            repeat_guidance: !self.no_repeat_guidance,
             ..Limits::default()
         }
     }

@@ -39,12 +39,17 @@ impl Tool for RunCode {
             "Run Python or Bash code in a sandbox and return stdout, stderr, exit_code, timed_out and killed. \
              The sandbox has no network (even 127.0.0.1 is unreachable) and a read-only system. The workspace is the \
              working directory and is {workspace}, so open('data.csv') reads the workspace file; /tmp is private scratch \
-             space that disappears after the run. Limits: timeout_secs wall time (default {}s, at most {}s), {} MiB of \
+             space that disappears after the run.{save} Limits: timeout_secs wall time (default {}s, at most {}s), {} MiB of \
              memory, {} processes. Print what you need to see.",
             DEFAULT_CODE_TIMEOUT.as_secs(),
             MAX_CODE_TIMEOUT.as_secs(),
             self.config.memory_bytes >> 20,
             self.config.max_processes,
+            save = if self.config.allow_writes {
+                ""
+            } else {
+                " To save a result, print it and write it with write_file."
+            },
         );
         ToolSpec::new("run_code", description)
             .param(ParamSpec::new("language", ParamKind::String, "the interpreter").required().one_of(["python", "bash"]))
@@ -100,10 +105,15 @@ impl Tool for RunCode {
                 None => Some("ended without an exit code".to_string()),
             }
         };
+        let hint = if !self.config.allow_writes && output.stderr.contains("Read-only file system") {
+            "; the workspace is read-only for run_code: print the value instead and save it with write_file"
+        } else {
+            "; see stderr"
+        };
         match problem {
             None => Ok(data),
             Some(problem) => Err(ToolError::with_data(
-                format!("the code {problem}; see stderr"),
+                format!("the code {problem}{hint}"),
                 data,
             )),
         }

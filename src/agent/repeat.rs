@@ -1,0 +1,141 @@
+//! Repeated calls: a decision that makes exactly the same call (name and
+//! canonical args) as one of the last rounds.
+//!
+//! Small models often redo the step that just worked, or retry a failed
+//! call unchanged, until the repetition guard ends the run. When
+//! [`Limits::repeat_guidance`] is on, the loop answers such a decision
+//! before running anything: it asks the model once more with a note that
+//! names the earlier round and what it returned ([`reask_note`]), and if the
+//! second answer repeats the call too, it does not run it but answers with
+//! an error that points back at that round ([`refusal`]). The refused call
+//! still counts for the repetition guard, so a model that cannot let go is
+//! stopped as before.
+
+use crate::decision::Action;
+use crate::journal::{action_hash, JournalEntry};
+use crate::limits::Limits;
+use crate::text::{clip, one_line};
+use crate::tools::ToolResult;
+
+/// How much of the earlier observation a note quotes.
+const QUOTED_CHARS: usize = 300;
+
+/// The most recent of the last `repetition_window` rounds that made
+/// exactly `action`'s call.
+pub fn repeated_round<'a>(
+    history: &'a [JournalEntry],
+    action: &Action,
+    limits: &Limits,
+) -> Option<&'a JournalEntry> {
+    let hash = action_hash(&action.name, &action.args);
+    history
+        .iter()
+        .rev()
+        .take(limits.repetition_window)
+        .find(|entry| entry.args_hash == hash)
+}
+
+/// The message that asks the model to decide again instead of repeating
+/// `earlier`'s call.
+pub fn reask_note(earlier: &JournalEntry) -> String {
+    let call = format!(
+        "{} {}",
+        earlier.action,
+        clip(&one_line(&earlier.args.to_string()), 120)
+    );
+    if earlier.is_error() {
+        format!(
+            "That is exactly the call of round {} ({call}), which failed: {}. The same call will fail the same way. Change the arguments, use another tool, or finish with a progress report. Reply with one JSON object.",
+            earlier.round,
+            clip(&one_line(&earlier.observation), QUOTED_CHARS)
+        )
+    } else {
+        format!(
+            "That is exactly the call of round {} ({call}), which already succeeded; its result is in the observation of round {}. Do not call it again: use that result for the next step toward the goal (for example run_code to compute from it, or write_file to save an answer), or finish if the goal is reached. Reply with one JSON object.",
+            earlier.round, earlier.round
+        )
+    }
+}
+
+/// The observation for a repeated call that was not run.
+pub fn refusal(earlier: &JournalEntry) -> ToolResult {
+    let outcome = if earlier.is_error() {
+        "failed"
+    } else {
+        "succeeded"
+    };
+    ToolResult::error(format!(
+        "not run: this is exactly the call of round {}, which {outcome}; see the observation of round {}. Take a different step: the next one toward the goal, or finish.",
+        earlier.round, earlier.round
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::ToolStatus;
+
+    fn entry(round: u32, action: &str, args: serde_json::Value, ok: bool) -> JournalEntry {
+        JournalEntry {
+            status: if ok {
+                ToolStatus::Ok
+            } else {
+                ToolStatus::Error
+            },
+            observation: if ok {
+                r#"{"status":"ok","data":"7","error":null}"#.into()
+            } else {
+                r#"{"status":"error","data":null,"error":"no such file"}"#.into()
+            },
+            ..JournalEntry::new(round, "", action, args)
+        }
+    }
+
+    fn call(name: &str, args: serde_json::Value) -> Action {
+        Action {
+            name: name.into(),
+            args,
+        }
+    }
+
+    #[test]
+    fn finds_the_latest_identical_call_within_the_window() {
+        let history = vec![
+            entry(1, "read_file", json!({"path": "a"}), true),
+            entry(2, "list_dir", json!({}), true),
+            entry(3, "read_file", json!({"path": "a"}), false),
+        ];
+        let limits = Limits::default();
+        let found = repeated_round(&history, &call("read_file", json!({"path": "a"})), &limits);
+        assert_eq!(found.map(|e| e.round), Some(3));
+        assert!(
+            repeated_round(&history, &call("read_file", json!({"path": "b"})), &limits).is_none()
+        );
+        let narrow = Limits {
+            repetition_window: 1,
+            ..Limits::default()
+        };
+        assert!(repeated_round(&history, &call("list_dir", json!({})), &narrow).is_none());
+    }
+
+    #[test]
+    fn notes_say_what_the_earlier_round_returned() {
+        let ok = entry(2, "read_file", json!({"path": "a"}), true);
+        let note = reask_note(&ok);
+        assert!(
+            note.contains("round 2") && note.contains("already succeeded"),
+            "{note}"
+        );
+        let failed = entry(4, "read_file", json!({"path": "a"}), false);
+        let note = reask_note(&failed);
+        assert!(
+            note.contains("round 4") && note.contains("no such file"),
+            "{note}"
+        );
+        let refused = refusal(&failed);
+        assert_eq!(refused.status, ToolStatus::Error);
+        assert!(refused.error.unwrap().contains("round 4, which failed"));
+    }
+}
