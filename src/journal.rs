@@ -56,6 +56,10 @@ pub struct JournalEntry {
     /// recent call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasked: bool,
+    /// `flagged: <why>` when the evidence check flagged this round's thought
+    /// or answer (see `agent::evidence`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
     /// The unreadable reply, for rounds without a decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
@@ -84,6 +88,7 @@ impl JournalEntry {
             regenerated: false,
             repeat_of: None,
             reasked: false,
+            evidence: None,
             raw: None,
             injected: None,
         }

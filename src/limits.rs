@@ -35,6 +35,10 @@ pub struct Limits {
     /// call (without running it) if the second answer repeats it too. See
     /// `agent::repeat`.
     pub repeat_guidance: bool,
+    /// Tell the model to cite the round of any result it relies on, and warn
+    /// it in the next prompt when the evidence check flags a round (flags
+    /// are journalled either way). See `agent::evidence`.
+    pub evidence_warnings: bool,
 }
 
 impl Default for Limits {
@@ -50,6 +54,7 @@ impl Default for Limits {
             observation_lines: 50,
             full_rounds: 6,
             repeat_guidance: true,
+            evidence_warnings: true,
         }
     }
 }

@@ -517,3 +517,76 @@ async fn usage_errors_exit_1() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("TASK"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fabricated_citation_is_flagged_journalled_and_warned_about_without_blocking() {
+    let ws = workspace();
+    let said = |thought: &str, name: &str, args: serde_json::Value| {
+        text(&json!({"thought": thought, "action": {"name": name, "args": args}}).to_string())
+    };
+    let server = ScriptedServer::start(vec![
+        // Round 1 cites a round that has not happened: flagged, still run.
+        said(
+            "According to the result of round 4, notes.txt is the file.",
+            "read_file",
+            json!({"path": "notes.txt"}),
+        ),
+        // Round 2 cites round 1, which succeeded: not flagged.
+        said(
+            "As shown above in round 1, it finishes work.",
+            "finish",
+            json!({"result": "It finishes work."}),
+        ),
+    ])
+    .await;
+    let journal = ws.path().join("journal.jsonl");
+    let run = run_in(
+        "what does Hermes do?",
+        ws.path(),
+        &server,
+        &["--json", "--journal", journal.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "finished");
+    assert_eq!(outcome["evidence_flags"], 1);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let flag = lines[0]["evidence"].as_str().unwrap();
+    assert!(flag.starts_with("flagged: cites round 4"), "{flag}");
+    assert_eq!(lines[0]["status"], "ok", "a flag never blocks the action");
+    assert!(lines[1].get("evidence").is_none());
+    // The next prompt warns and asks for a citation; the system prompt
+    // asks for citations from the start.
+    let second = server.prompt_text(1);
+    assert!(
+        second.contains("Evidence check: your thought in round 1 cites round 4"),
+        "{second}"
+    );
+    assert!(server.prompt_text(0).contains("cite its round"));
+
+    // With warnings off the flag is still journalled, but not shown.
+    let server = ScriptedServer::start(vec![
+        said(
+            "如上所示，答案是 42。",
+            "read_file",
+            json!({"path": "notes.txt"}),
+        ),
+        finish("done"),
+    ])
+    .await;
+    let run = run_in(
+        "task",
+        ws.path(),
+        &server,
+        &["--json", "--no-evidence-warnings"],
+    )
+    .await;
+    assert_eq!(run.outcome()["evidence_flags"], 1);
+    assert!(!server.prompt_text(1).contains("Evidence check"));
+    assert!(!server.prompt_text(0).contains("cite its round"));
+}

@@ -13,6 +13,7 @@
 
 pub mod act;
 pub mod decide;
+pub mod evidence;
 pub mod guard;
 pub mod observe;
 mod outcome;

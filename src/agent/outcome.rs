@@ -21,6 +21,11 @@ pub struct Outcome {
     pub progress: String,
     /// Tokens used by every model call of the run.
     pub usage: Usage,
+    /// Rounds whose thought or answer the evidence check flagged (see
+    /// `agent::evidence`).
+    pub evidence_flags: u32,
+    /// Reflection calls made during the run (see `agent::reflect`).
+    pub reflections: u32,
     /// The error that ended the run, for status `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -115,6 +120,8 @@ impl Ending {
             rounds: journal.len() as u32,
             progress,
             usage,
+            evidence_flags: journal.iter().filter(|e| e.evidence.is_some()).count() as u32,
+            reflections: 0,
             error: self.error,
             trace_id: None,
             journal,

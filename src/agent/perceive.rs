@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::evidence;
 use crate::decision::{Decision, EXPECTED_SHAPE};
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
 use crate::limits::Limits;
@@ -51,6 +52,9 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
     p.push_str(
         "- When the goal asks for a value (a number, a name) in a file, write just that value.\n",
     );
+    if limits.evidence_warnings {
+        p.push_str("- When you rely on an earlier result, cite its round (for example \"round 2 shows ...\").\n");
+    }
     p.push_str("- When the goal is reached, call finish with the answer in args.result. If you cannot reach it, call finish with a progress report.\n");
     // No bare character counts here: small models read "2000 characters"
     // as a length the answer must reach.
@@ -121,6 +125,13 @@ fn next_step(previous: Option<&JournalEntry>, limits: &Limits) -> String {
             " Round {} ({}) succeeded and its result is in the observation above: do not repeat it; use that result for the next step toward the goal, or finish if the goal is reached.",
             last.round, last.action
         );
+    }
+    let flagged = previous.filter(|_| limits.evidence_warnings).and_then(|e| {
+        let flag = e.evidence.as_deref()?;
+        Some((e.round, flag.strip_prefix("flagged: ").unwrap_or(flag)))
+    });
+    if let Some((round, flag)) = flagged {
+        let _ = write!(next, " {}", evidence::warning(round, flag));
     }
     next.push_str(" Reply with one JSON object.");
     next

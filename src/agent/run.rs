@@ -12,7 +12,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use super::decide::Decided;
 use super::guard::{self, StopStatus};
 use super::outcome::Ending;
-use super::{act, decide, observe, perceive, repeat, Agent};
+use super::{act, decide, evidence, observe, perceive, repeat, Agent};
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
 use crate::limits::Limits;
@@ -110,6 +110,12 @@ impl<'a> Run<'a> {
             .repeated(&decided)
             .filter(|_| reasked)
             .map(|e| (e.round, repeat::refusal(e)));
+        let evidence = decided
+            .decision
+            .as_ref()
+            .ok()
+            .and_then(|decision| self.check_evidence(round, decision))
+            .map(|why| format!("flagged: {why}"));
         let mut finished = None;
         let entry = match decided.decision {
             Ok(decision) if decision.is_finish() => {
@@ -151,6 +157,7 @@ impl<'a> Run<'a> {
             llm_ms: decided.llm_time.as_millis() as u64,
             regenerated: decided.regenerated,
             reasked,
+            evidence,
             ..entry
         })
         .await;
@@ -178,6 +185,18 @@ impl<'a> Run<'a> {
                 Ok(decided)
             }
         }
+    }
+
+    /// Why the evidence check flags `decision`, made in `round`, if it does.
+    fn check_evidence(&self, round: u32, decision: &Decision) -> Option<String> {
+        let history = self.journal.entries();
+        let tools = self.agent.toolbox.names();
+        evidence::check_thought(&decision.thought, round, history, &tools).or_else(|| {
+            decision
+                .is_finish()
+                .then(|| evidence::check_finish(decision.result.as_deref().unwrap_or(""), history))
+                .flatten()
+        })
     }
 
     /// The recent round whose call `decided` repeats exactly, when repeat

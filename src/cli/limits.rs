@@ -25,6 +25,10 @@ pub struct LimitArgs {
     /// of asking the model once more and refusing a second repeat.
     #[arg(long)]
     pub no_repeat_guidance: bool,
+    /// Do not ask the model to cite rounds, nor warn it when the evidence
+    /// check flags a thought (flags are still journalled and counted).
+    #[arg(long)]
+    pub no_evidence_warnings: bool,
 }
 
 impl LimitArgs {
@@ -35,6 +39,7 @@ impl LimitArgs {
             timeout: self.timeout,
             temperature: self.temperature,
             repeat_guidance: !self.no_repeat_guidance,
+            evidence_warnings: !self.no_evidence_warnings,
             ..Limits::default()
         }
     }
