@@ -146,26 +146,40 @@ impl Journal {
     /// Records a round (and writes its line, flushed, when a file is
     /// attached: a crash loses no recorded round).
     pub async fn record(&mut self, entry: JournalEntry) {
-        if let Some(sink) = &mut self.sink {
-            let written = match serde_json::to_vec(&entry) {
-                Ok(mut line) => {
-                    line.push(b'\n');
-                    match sink.write_all(&line).await {
-                        Ok(()) => sink.flush().await,
-                        Err(e) => Err(e),
-                    }
-                }
-                Err(e) => Err(std::io::Error::from(e)),
-            };
-            if let Err(e) = written {
-                tracing::warn!(
-                    "journal line for round {} not written: {e}; journal file disabled",
-                    entry.round
-                );
-                self.sink = None;
-            }
-        }
+        self.write_line(&entry, entry.round).await;
         self.entries.push(entry);
+    }
+
+    /// Writes a reflection made after `round` as its own line,
+    /// `{"kind": "reflection", "round": N, "text": "..."}` (file only: the
+    /// rounds stay what [`Journal::entries`] returns).
+    pub async fn note_reflection(&mut self, round: u32, text: &str) {
+        let line = serde_json::json!({"kind": "reflection", "round": round, "text": text});
+        self.write_line(&line, round).await;
+    }
+
+    /// Appends one JSON line to the file, flushed; a failed write disables
+    /// the file with a warning and never stops the run.
+    async fn write_line(&mut self, value: &impl Serialize, round: u32) {
+        let Some(sink) = &mut self.sink else {
+            return;
+        };
+        let written = match serde_json::to_vec(value) {
+            Ok(mut line) => {
+                line.push(b'\n');
+                match sink.write_all(&line).await {
+                    Ok(()) => sink.flush().await,
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => Err(std::io::Error::from(e)),
+        };
+        if let Err(e) = written {
+            tracing::warn!(
+                "journal line for round {round} not written: {e}; journal file disabled"
+            );
+            self.sink = None;
+        }
     }
 
     /// Flushes and closes the file, if any (the entries stay readable).

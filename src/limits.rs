@@ -39,6 +39,10 @@ pub struct Limits {
     /// it in the next prompt when the evidence check flags a round (flags
     /// are journalled either way). See `agent::evidence`.
     pub evidence_warnings: bool,
+    /// Review the progress with one extra model call every this many rounds
+    /// and after the same tool failed twice in a row; 0 turns reflection
+    /// off. See `agent::reflect`.
+    pub reflect_every: u32,
 }
 
 impl Default for Limits {
@@ -53,8 +57,12 @@ impl Default for Limits {
             observation_chars: 2000,
             observation_lines: 50,
             full_rounds: 6,
-            repeat_guidance: true,
-            evidence_warnings: true,
+            // Off by default: on the 1.5B model they made runs longer and
+            // no more successful (EVALS.md, section 3). Evidence flags are
+            // journalled and counted either way.
+            repeat_guidance: false,
+            evidence_warnings: false,
+            reflect_every: 0,
         }
     }
 }

@@ -126,13 +126,7 @@ async fn repetition_guard_stops_three_identical_calls() {
         finish("never"),
     ])
     .await;
-    let run = run_in(
-        "loop",
-        ws.path(),
-        &server,
-        &["--json", "--no-repeat-guidance"],
-    )
-    .await;
+    let run = run_in("loop", ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 3);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "repetition");
@@ -163,7 +157,12 @@ async fn a_repeated_call_is_asked_again_then_refused_and_still_counted_by_the_gu
         "loop",
         ws.path(),
         &server,
-        &["--json", "--journal", journal.to_str().unwrap()],
+        &[
+            "--json",
+            "--repeat-guidance",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
     )
     .await;
     assert_eq!(run.code, 3, "{}", run.stderr);
@@ -544,7 +543,12 @@ async fn a_fabricated_citation_is_flagged_journalled_and_warned_about_without_bl
         "what does Hermes do?",
         ws.path(),
         &server,
-        &["--json", "--journal", journal.to_str().unwrap()],
+        &[
+            "--json",
+            "--evidence-warnings",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
     )
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -569,7 +573,8 @@ async fn a_fabricated_citation_is_flagged_journalled_and_warned_about_without_bl
     );
     assert!(server.prompt_text(0).contains("cite its round"));
 
-    // With warnings off the flag is still journalled, but not shown.
+    // With warnings off (the default) the flag is still journalled, but
+    // not shown.
     let server = ScriptedServer::start(vec![
         said(
             "如上所示，答案是 42。",
@@ -579,14 +584,107 @@ async fn a_fabricated_citation_is_flagged_journalled_and_warned_about_without_bl
         finish("done"),
     ])
     .await;
+    let run = run_in("task", ws.path(), &server, &["--json"]).await;
+    assert_eq!(run.outcome()["evidence_flags"], 1);
+    assert!(!server.prompt_text(1).contains("Evidence check"));
+    assert!(!server.prompt_text(0).contains("cite its round"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reflection_runs_on_its_cadence_and_after_two_failures_without_using_a_round() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "notes.txt"})),
+        decision("list_dir", json!({})),
+        // After round 2 (every 2 rounds): the review, plain text.
+        text("Done: read notes.txt and listed the folder. Missing: nothing."),
+        finish("It finishes work."),
+    ])
+    .await;
+    let journal = ws.path().join("journal.jsonl");
+    let run = run_in(
+        "what does Hermes do?",
+        ws.path(),
+        &server,
+        &[
+            "--json",
+            "--reflect-every",
+            "2",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let outcome = run.outcome();
+    assert_eq!(outcome["rounds"], 3, "a reflection is not a round");
+    assert_eq!(outcome["reflections"], 1);
+    // Its tokens count: 4 requests of 10 + 5.
+    assert_eq!(outcome["usage"]["prompt_tokens"], 40);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(
+        requests[2].get("response_format").is_none(),
+        "plain text, not JSON"
+    );
+    assert!(server.prompt_text(2).contains("review your progress"));
+    let next = server.prompt_text(3);
+    assert!(
+        next.contains("Your reflection after round 2 (a note to yourself, not a tool result): Done: read notes.txt"),
+        "{next}"
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(
+        lines[2],
+        json!({"kind": "reflection", "round": 2, "text": "Done: read notes.txt and listed the folder. Missing: nothing."})
+    );
+
+    // The same tool failing twice in a row triggers one off the cadence; a
+    // reflection the server fails is skipped and the run goes on.
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "missing-1.txt"})),
+        decision("read_file", json!({"path": "missing-2.txt"})),
+        Reply::Status(400, "bad request".into()),
+        finish("gave up"),
+    ])
+    .await;
     let run = run_in(
         "task",
         ws.path(),
         &server,
-        &["--json", "--no-evidence-warnings"],
+        &["--json", "--reflect-every", "10"],
     )
     .await;
-    assert_eq!(run.outcome()["evidence_flags"], 1);
-    assert!(!server.prompt_text(1).contains("Evidence check"));
-    assert!(!server.prompt_text(0).contains("cite its round"));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let outcome = run.outcome();
+    assert_eq!(outcome["rounds"], 3);
+    assert_eq!(outcome["reflections"], 0);
+    assert!(server.prompt_text(2).contains("review your progress"));
+    assert!(
+        run.stderr.contains("reflection after round 2 skipped"),
+        "{}",
+        run.stderr
+    );
+
+    // --reflect-every 0: no reflection at all.
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "missing-1.txt"})),
+        decision("read_file", json!({"path": "missing-2.txt"})),
+        finish("gave up"),
+    ])
+    .await;
+    let run = run_in(
+        "task",
+        ws.path(),
+        &server,
+        &["--json", "--reflect-every", "0"],
+    )
+    .await;
+    assert_eq!(run.outcome()["reflections"], 0);
+    assert_eq!(server.requests().len(), 3);
 }

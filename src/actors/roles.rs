@@ -49,6 +49,9 @@ pub struct RoleLimits {
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// Rounds between reflections (0: none); see `agent::reflect`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reflect_every: Option<u32>,
 }
 
 impl Role {
@@ -62,6 +65,7 @@ impl Role {
                 .map(Duration::from_secs)
                 .unwrap_or(base.timeout),
             temperature: self.limits.temperature.unwrap_or(base.temperature),
+            reflect_every: self.limits.reflect_every.unwrap_or(base.reflect_every),
             ..base.clone()
         }
     }
@@ -256,6 +260,7 @@ model = "qwen2.5:7b"
 max_rounds = 7
 timeout_secs = 60
 temperature = 0.1
+reflect_every = 3
 "#;
 
     #[test]
@@ -269,6 +274,7 @@ temperature = 0.1
         assert_eq!(limits.max_rounds, 7);
         assert_eq!(limits.timeout, Duration::from_secs(60));
         assert_eq!(limits.max_tokens, Limits::default().max_tokens);
+        assert_eq!(limits.reflect_every, 3);
     }
 
     #[test]

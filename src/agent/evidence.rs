@@ -109,12 +109,9 @@ pub fn check_thought(
         ));
     }
     let succeeded = |tool: &str| history.iter().any(|e| e.action == tool && !e.is_error());
-    match named.iter().find(|tool| !succeeded(tool)) {
-        Some(tool) => Some(format!(
-            "claims a result of {tool}, which has not been called successfully in this run"
-        )),
-        None => None,
-    }
+    named.iter().find(|tool| !succeeded(tool)).map(|tool| {
+        format!("claims a result of {tool}, which has not been called successfully in this run")
+    })
 }
 
 /// Why a `finish` with `result` is flagged: it states an answer while no

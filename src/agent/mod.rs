@@ -19,6 +19,7 @@ pub mod observe;
 mod outcome;
 pub mod perceive;
 pub mod progress;
+pub mod reflect;
 pub mod repeat;
 mod run;
 
@@ -203,6 +204,10 @@ impl Agent {
         let ending = run.rounds().await;
         run.journal.close().await;
         let journal = std::mem::take(&mut run.journal).into_entries();
-        ending.into_outcome(goal, journal, run.usage, started.elapsed())
+        let reflections = run.reflections.len() as u32;
+        Outcome {
+            reflections,
+            ..ending.into_outcome(goal, journal, run.usage, started.elapsed())
+        }
     }
 }

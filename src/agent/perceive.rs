@@ -4,8 +4,8 @@
 //! parameters (rendered from the same specs that validate calls), how to
 //! finish, and what to do on errors. The conversation then states the goal,
 //! gives older rounds as one-line summaries built without a model call,
-//! replays the last few rounds whole (decision, then observation, the goal
-//! and the round count), and only ever grows at its end between summary
+//! replays the last few rounds whole (decision, then the goal, the
+//! observation and the round count), and only ever grows at its end between summary
 //! blocks, so a model that keeps its state re-reads only the newest turn.
 //! The prompt stays bounded however long the run is. Text goes in as it is: non-ASCII
 //! is never `\u`-escaped, so Chinese goals and files stay readable.
@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::evidence;
+use super::reflect::{self, Reflection};
 use crate::decision::{Decision, EXPECTED_SHAPE};
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
 use crate::limits::Limits;
@@ -79,8 +80,17 @@ pub fn messages(
     system: &str,
     goal: &str,
     history: &[JournalEntry],
+    reflections: &[Reflection],
     limits: &Limits,
 ) -> Vec<ChatMessage> {
+    let reflected = |round: u32| {
+        reflections
+            .iter()
+            .rev()
+            .find(|r| r.round == round)
+            .map(|r| format!("{}\n\n", reflect::note(r)))
+            .unwrap_or_default()
+    };
     let split = summarised_rounds(history.len(), limits.full_rounds);
     let (older, recent) = history.split_at(split);
     let mut opening = format!("Goal: {goal}");
@@ -90,14 +100,22 @@ pub fn messages(
             let _ = writeln!(opening, "{}", summary_line(entry));
         }
     }
-    let _ = write!(opening, "\n\n{}", next_step(older.last(), limits));
+    let _ = write!(
+        opening,
+        "\n\n{}{}",
+        older.last().map_or(String::new(), |e| reflected(e.round)),
+        next_step(older.last(), limits)
+    );
     let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
     for entry in recent {
         out.push(ChatMessage::assistant(replayed_reply(entry)));
+        // The goal first, then the news, then what to do: the model reads
+        // the success note last (with the goal last, small models redo it).
         out.push(ChatMessage::user(format!(
-            "Observation (round {}): {}\n\nGoal: {goal}\n{}",
+            "Goal: {goal}\n\nObservation (round {}): {}\n\n{}{}",
             entry.round,
             entry.observation,
+            reflected(entry.round),
             next_step(Some(entry), limits)
         )));
     }
@@ -230,8 +248,8 @@ mod tests {
         let all = history(12);
         let mut rebuilt_at = Vec::new();
         for rounds in 1..all.len() {
-            let before = messages("sys", "the goal", &all[..rounds], &limits);
-            let after = messages("sys", "the goal", &all[..rounds + 1], &limits);
+            let before = messages("sys", "the goal", &all[..rounds], &[], &limits);
+            let after = messages("sys", "the goal", &all[..rounds + 1], &[], &limits);
             if after.len() < before.len() || after[..before.len()] != before[..] {
                 rebuilt_at.push(rounds + 1);
             }
@@ -257,21 +275,21 @@ mod tests {
     #[test]
     fn each_turn_restates_the_goal_and_the_round_and_says_what_succeeded() {
         let limits = Limits::default();
-        let m = messages("sys", "count the admins", &history(2), &limits);
+        let m = messages("sys", "count the admins", &history(2), &[], &limits);
         assert_eq!(m.len(), 6);
         assert!(m[1].content.starts_with("Goal: count the admins"));
         assert!(m[1]
             .content
             .ends_with("Round 1 of 20. Reply with one JSON object."));
         let last = &m[5].content;
-        assert!(last.starts_with("Observation (round 2): "), "{last}");
         assert!(
-            last.contains("Goal: count the admins\nRound 3 of 20."),
+            last.starts_with("Goal: count the admins\n\nObservation (round 2): "),
             "{last}"
         );
+        assert!(last.contains("\n\nRound 3 of 20."), "{last}");
         assert!(last.contains("Round 2 (read_file) succeeded"), "{last}");
         // An error is not called a success.
-        let m = messages("sys", "g", &history(3), &limits);
+        let m = messages("sys", "g", &history(3), &[], &limits);
         assert!(!m.last().unwrap().content.contains("succeeded"));
     }
 

@@ -12,11 +12,12 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use super::decide::Decided;
 use super::guard::{self, StopStatus};
 use super::outcome::Ending;
+use super::reflect::{self, Reflection};
 use super::{act, decide, evidence, observe, perceive, repeat, Agent};
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
 use crate::limits::Limits;
-use crate::llm::{ChatMessage, Usage};
+use crate::llm::{traced_chat, ChatMessage, ChatRequest, Usage};
 use crate::telemetry;
 use crate::tools::{ToolResult, ToolStatus};
 
@@ -30,6 +31,8 @@ pub(crate) struct Run<'a> {
     cancel: &'a CancellationToken,
     pub(crate) journal: Journal,
     pub(crate) usage: Usage,
+    /// Reviews made so far, shown in later prompts.
+    pub(crate) reflections: Vec<Reflection>,
 }
 
 impl<'a> Run<'a> {
@@ -48,6 +51,7 @@ impl<'a> Run<'a> {
             cancel,
             journal,
             usage: Usage::default(),
+            reflections: Vec::new(),
         }
     }
 
@@ -77,8 +81,7 @@ impl<'a> Run<'a> {
         if self.cancel.is_cancelled() {
             return Some(Ending::stop(StopStatus::Cancelled));
         }
-        let limits = &self.agent.limits;
-        let messages = perceive::messages(&self.system, self.goal, self.journal.entries(), limits);
+        let messages = self.conversation();
         let mut decided = match self.decide(messages.clone()).await {
             Ok(decided) => decided,
             Err(ending) => return Some(ending),
@@ -164,7 +167,54 @@ impl<'a> Run<'a> {
         if let Some(result) = finished {
             return Some(Ending::finished(result));
         }
-        guard::check(self.journal.entries(), limits).map(Ending::stop)
+        if let Some(stop) = guard::check(self.journal.entries(), limits) {
+            return Some(Ending::stop(stop));
+        }
+        if reflect::due(self.journal.entries(), limits) {
+            self.reflect(round).await;
+        }
+        None
+    }
+
+    /// The conversation the next decision is asked from.
+    fn conversation(&self) -> Vec<ChatMessage> {
+        perceive::messages(
+            &self.system,
+            self.goal,
+            self.journal.entries(),
+            &self.reflections,
+            &self.agent.limits,
+        )
+    }
+
+    /// One reflection after `round`: kept for the next prompts and
+    /// journalled, or skipped with a warning when it fails.
+    async fn reflect(&mut self, round: u32) {
+        let limits = &self.agent.limits;
+        let request = ChatRequest {
+            messages: reflect::request(self.conversation()),
+            temperature: limits.temperature,
+            max_tokens: reflect::REFLECTION_MAX_TOKENS,
+            json: false,
+            schema: None,
+        };
+        let asked = traced_chat(self.agent.llm.as_ref(), &request);
+        let reply = match self.bounded(asked).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(e)) => {
+                tracing::warn!("reflection after round {round} skipped: {e}");
+                return;
+            }
+            // The clock or the caller: the next round ends the run.
+            Err(_) => return,
+        };
+        self.usage += reply.usage;
+        let Some(text) = reflect::clean(&reply.content) else {
+            tracing::warn!("reflection after round {round} skipped: the model wrote nothing");
+            return;
+        };
+        self.journal.note_reflection(round, &text).await;
+        self.reflections.push(Reflection { round, text });
     }
 
     /// One decide phase under the wall clock; the run's ending when the

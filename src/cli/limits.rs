@@ -21,14 +21,21 @@ pub struct LimitArgs {
     /// Sampling temperature.
     #[arg(long, default_value_t = Limits::default().temperature)]
     pub temperature: f32,
-    /// Run a decision that repeats a recent call exactly as it is, instead
-    /// of asking the model once more and refusing a second repeat.
+    /// Answer a decision that repeats a recent call exactly: ask the model
+    /// once more with a note on what that call returned, and refuse a
+    /// second repeat without running it (off by default; see EVALS.md).
     #[arg(long)]
-    pub no_repeat_guidance: bool,
-    /// Do not ask the model to cite rounds, nor warn it when the evidence
-    /// check flags a thought (flags are still journalled and counted).
+    pub repeat_guidance: bool,
+    /// Ask the model to cite the round of any result it relies on, and warn
+    /// it when the evidence check flags a thought (flags are journalled and
+    /// counted either way; off by default, see EVALS.md).
     #[arg(long)]
-    pub no_evidence_warnings: bool,
+    pub evidence_warnings: bool,
+    /// Review the progress with one extra model call every K rounds and
+    /// after the same tool failed twice in a row; 0 (the default, see
+    /// EVALS.md) turns reflection off.
+    #[arg(long, value_name = "K", default_value_t = Limits::default().reflect_every)]
+    pub reflect_every: u32,
 }
 
 impl LimitArgs {
@@ -38,8 +45,9 @@ impl LimitArgs {
             max_rounds: self.max_rounds.max(1),
             timeout: self.timeout,
             temperature: self.temperature,
-            repeat_guidance: !self.no_repeat_guidance,
-            evidence_warnings: !self.no_evidence_warnings,
+            repeat_guidance: self.repeat_guidance,
+            evidence_warnings: self.evidence_warnings,
+            reflect_every: self.reflect_every,
             ..Limits::default()
         }
     }

@@ -136,8 +136,8 @@ impl Tool for HttpFetch {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "http_fetch",
-            "Fetch a web page or API over HTTP(S). HTML comes back as its title and readable text, JSON as JSON. \
-             Local and private network addresses are refused.",
+            "Fetch a web page or API on the internet over HTTP(S). HTML comes back as its title and readable text, JSON as JSON. \
+             Local and private network addresses are refused. Not for workspace files: read those with read_file.",
         )
         .param(ParamSpec::new("url", ParamKind::String, "the http or https URL").required())
         .param(ParamSpec::new("method", ParamKind::String, "HTTP method (default GET)").one_of(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]))
