@@ -4,7 +4,7 @@
 //! `commit` returns, so a process killed mid-write leaves the file as of
 //! its last commit (`tests/memory_store.rs` kills a writer with SIGKILL to
 //! check). Entries are JSON values keyed by id in one table, beside a
-//! format version. Every live entry is also held in a [`MemoryIndex`],
+//! format version. Every live entry is also held in a `MemoryIndex`,
 //! loaded on open and updated after each commit, so reads never touch the
 //! file. Recall records hits with eventual durability: a crash may lose a
 //! hit count, never an entry. redb locks the file while a store is open, so
