@@ -18,6 +18,7 @@ pub mod faults;
 pub mod journal;
 pub mod limits;
 pub mod llm;
+pub mod memory;
 pub mod telemetry;
 pub mod text;
 pub mod tools;

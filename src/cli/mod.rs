@@ -4,6 +4,7 @@ pub mod eval;
 pub mod exit;
 pub mod faults;
 pub mod limits;
+pub mod memory;
 pub mod model;
 pub mod output;
 pub mod plan;
@@ -35,4 +36,6 @@ pub enum Command {
     Eval(Box<eval::EvalArgs>),
     /// List the executor roles defined in a roles directory.
     Roles(roles::RolesArgs),
+    /// Look at and tidy the long-term memory: list, search, forget, purge, clear.
+    Memory(memory::MemoryArgs),
 }
