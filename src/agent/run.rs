@@ -82,31 +82,10 @@ impl<'a> Run<'a> {
             return Some(Ending::stop(StopStatus::Cancelled));
         }
         let messages = self.conversation();
-        let mut decided = match self.decide(messages.clone()).await {
+        let (decided, reasked) = match self.decide_with_repeat_guidance(messages).await {
             Ok(decided) => decided,
             Err(ending) => return Some(ending),
         };
-        let mut reasked = false;
-        if let Some(note) = self.repeated(&decided).map(repeat::reask_note) {
-            let mut messages = messages;
-            if let Ok(decision) = &decided.decision {
-                messages.push(ChatMessage::assistant(perceive::decision_json(decision)));
-            }
-            messages.push(ChatMessage::user(note));
-            let again = match self.decide(messages).await {
-                Ok(again) => again,
-                Err(ending) => return Some(ending),
-            };
-            reasked = true;
-            let mut usage = decided.usage;
-            usage += again.usage;
-            decided = Decided {
-                usage,
-                llm_time: decided.llm_time + again.llm_time,
-                regenerated: decided.regenerated || again.regenerated,
-                decision: again.decision,
-            };
-        }
         let limits = &self.agent.limits;
         // A second answer that repeats a call too is refused, not run.
         let refused = self
@@ -120,21 +99,18 @@ impl<'a> Run<'a> {
             .and_then(|decision| self.check_evidence(round, decision))
             .map(|why| format!("flagged: {why}"));
         let mut finished = None;
-        let entry = match decided.decision {
-            Ok(decision) if decision.is_finish() => {
+        let entry = match (decided.decision, refused) {
+            (Ok(decision), _) if decision.is_finish() => {
                 let result = decision.result.clone().unwrap_or_default();
                 let entry = entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
                 finished = Some(result);
                 entry
             }
-            Ok(decision) if refused.is_some() => {
-                let (earlier, refusal) = refused.expect("checked by the guard");
-                JournalEntry {
-                    repeat_of: Some(earlier),
-                    ..entry_for(round, &decision, &refusal, limits)
-                }
-            }
-            Ok(decision) => {
+            (Ok(decision), Some((earlier, refusal))) => JournalEntry {
+                repeat_of: Some(earlier),
+                ..entry_for(round, &decision, &refusal, limits)
+            },
+            (Ok(decision), None) => {
                 let acted = act::act(&self.agent.toolbox, &decision.action);
                 let (result, took) = match self.bounded(acted).await {
                     Ok(done) => done,
@@ -145,7 +121,7 @@ impl<'a> Run<'a> {
                     ..entry_for(round, &decision, &result, limits)
                 }
             }
-            Err(failure) => {
+            (Err(failure), _) => {
                 let result = ToolResult::error(failure.observation());
                 JournalEntry {
                     status: ToolStatus::Error,
@@ -247,6 +223,33 @@ impl<'a> Run<'a> {
                 .then(|| evidence::check_finish(decision.result.as_deref().unwrap_or(""), history))
                 .flatten()
         })
+    }
+
+    /// Decides; when the decision repeats a recent call exactly (and repeat
+    /// guidance is on), asks once more with a note on what that call
+    /// returned. Returns the decision to act on and whether it was re-asked.
+    async fn decide_with_repeat_guidance(
+        &mut self,
+        mut messages: Vec<ChatMessage>,
+    ) -> Result<(Decided, bool), Ending> {
+        let first = self.decide(messages.clone()).await?;
+        let Some(note) = self.repeated(&first).map(repeat::reask_note) else {
+            return Ok((first, false));
+        };
+        if let Ok(decision) = &first.decision {
+            messages.push(ChatMessage::assistant(perceive::decision_json(decision)));
+        }
+        messages.push(ChatMessage::user(note));
+        let again = self.decide(messages).await?;
+        let mut usage = first.usage;
+        usage += again.usage;
+        let decided = Decided {
+            usage,
+            llm_time: first.llm_time + again.llm_time,
+            regenerated: first.regenerated || again.regenerated,
+            decision: again.decision,
+        };
+        Ok((decided, true))
     }
 
     /// The recent round whose call `decided` repeats exactly, when repeat
