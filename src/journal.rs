@@ -94,6 +94,20 @@ impl JournalEntry {
         }
     }
 
+    /// A round of `action` with empty args whose call succeeded (`ok`) or
+    /// failed: the shape unit tests of the loop's mechanisms start from.
+    #[cfg(test)]
+    pub(crate) fn finished_call(round: u32, action: &str, ok: bool) -> Self {
+        Self {
+            status: if ok {
+                ToolStatus::Ok
+            } else {
+                ToolStatus::Error
+            },
+            ..Self::new(round, "", action, Value::Object(Default::default()))
+        }
+    }
+
     /// Whether the observation was an error.
     pub fn is_error(&self) -> bool {
         self.status != ToolStatus::Ok

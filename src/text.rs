@@ -33,6 +33,18 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// The innermost cause of `error` ("Connection refused (os error 111)"),
+/// the useful part of a transport error's chain.
+pub fn innermost_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut reason = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        reason = inner.to_string();
+        source = inner.source();
+    }
+    reason
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

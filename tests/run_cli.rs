@@ -176,11 +176,7 @@ async fn a_repeated_call_is_asked_again_then_refused_and_still_counted_by_the_gu
         reask.contains("exactly the call of round 1") && reask.contains("already succeeded"),
         "{reask}"
     );
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = common::journal_lines(&journal);
     assert_eq!(lines[1]["action"], "list_dir");
     assert_eq!(lines[1]["reasked"], true);
     assert!(lines[1].get("repeat_of").is_none());
@@ -473,11 +469,7 @@ async fn journal_file_gets_one_line_per_round() {
     )
     .await;
     assert_eq!(run.code, 0);
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = common::journal_lines(&journal);
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["action"], "list_dir");
     assert_eq!(lines[0]["status"], "ok");
@@ -555,11 +547,7 @@ async fn a_fabricated_citation_is_flagged_journalled_and_warned_about_without_bl
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "finished");
     assert_eq!(outcome["evidence_flags"], 1);
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = common::journal_lines(&journal);
     let flag = lines[0]["evidence"].as_str().unwrap();
     assert!(flag.starts_with("flagged: cites round 4"), "{flag}");
     assert_eq!(lines[0]["status"], "ok", "a flag never blocks the action");
@@ -633,11 +621,7 @@ async fn reflection_runs_on_its_cadence_and_after_two_failures_without_using_a_r
         next.contains("Your reflection after round 2 (a note to yourself, not a tool result): Done: read notes.txt"),
         "{next}"
     );
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = common::journal_lines(&journal);
     assert_eq!(lines.len(), 4);
     assert_eq!(
         lines[2],

@@ -143,22 +143,12 @@ fn mentions(text: &str, tool: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::tools::ToolStatus;
 
     const TOOLS: &[&str] = &["read_file", "list_dir", "run_code", "write_file"];
 
     fn entry(round: u32, action: &str, ok: bool) -> JournalEntry {
-        JournalEntry {
-            status: if ok {
-                ToolStatus::Ok
-            } else {
-                ToolStatus::Error
-            },
-            ..JournalEntry::new(round, "", action, json!({}))
-        }
+        JournalEntry::finished_call(round, action, ok)
     }
 
     fn history() -> Vec<JournalEntry> {

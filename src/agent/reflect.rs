@@ -82,20 +82,10 @@ pub fn note(reflection: &Reflection) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::tools::ToolStatus;
 
     fn entry(round: u32, action: &str, ok: bool) -> JournalEntry {
-        JournalEntry {
-            status: if ok {
-                ToolStatus::Ok
-            } else {
-                ToolStatus::Error
-            },
-            ..JournalEntry::new(round, "", action, json!({}))
-        }
+        JournalEntry::finished_call(round, action, ok)
     }
 
     #[test]

@@ -134,13 +134,7 @@ impl OpenAiClient {
                 timeout: self.config.request_timeout,
             };
         }
-        // The innermost cause ("Connection refused (os error 111)") is the useful part.
-        let mut reason = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(inner) = source {
-            reason = inner.to_string();
-            source = inner.source();
-        }
+        let reason = crate::text::innermost_cause(&e);
         LlmError::Unreachable {
             url: self.url.clone(),
             reason,

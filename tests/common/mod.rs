@@ -43,6 +43,15 @@ pub fn finish(result: &str) -> Reply {
     decision("finish", json!({ "result": result }))
 }
 
+/// The JSON lines of a journal file (`--journal FILE`).
+pub fn journal_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("journal {}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// Raw text as the model's reply.
 pub fn text(content: &str) -> Reply {
     Reply::Content(content.to_string())
