@@ -6,7 +6,9 @@
 //! [`tools`], and every round leaves a line in the [`journal`]. Many agents
 //! run under a planner ([`actors`], whose handle is [`actors::Hermes`]);
 //! [`faults`] injects failures at the model, tool and executor boundaries,
-//! and [`eval`] measures how often agents finish real work.
+//! [`eval`] measures how often agents finish real work, [`memory`] keeps
+//! what finished runs learned, and [`model_files`] fetches the models the
+//! in-process engine runs.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -19,6 +21,7 @@ pub mod journal;
 pub mod limits;
 pub mod llm;
 pub mod memory;
+pub mod model_files;
 pub mod telemetry;
 pub mod text;
 pub mod tools;

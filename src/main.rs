@@ -31,7 +31,9 @@ fn main() {
     let trace = match &cli.command {
         Command::Run(args) => args.trace.clone(),
         Command::Plan(args) => args.trace.clone(),
-        Command::Roles(_) | Command::Eval(_) | Command::Memory(_) => Default::default(),
+        Command::Roles(_) | Command::Eval(_) | Command::Memory(_) | Command::Model(_) => {
+            Default::default()
+        }
     };
     // Telemetry starts before the async runtime and stops after it, so the
     // blocking OTLP client is never created or dropped on a runtime thread.
@@ -61,6 +63,7 @@ fn main() {
             }
             Command::Roles(args) => cli::roles::execute(args).await,
             Command::Memory(args) => cli::memory::execute(args).await,
+            Command::Model(args) => cli::model_files::execute(args).await,
             Command::Eval(args) => {
                 cli::eval::execute(*args, matches.subcommand_matches("eval")).await
             }

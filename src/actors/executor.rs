@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::messages::{ExecutorMsg, LoopPanic, PlannerMsg, SubtaskRun, TaskEvent, TaskId};
 use super::roles::Role;
-use crate::agent::Agent;
+use crate::agent::{Agent, LongTermMemory};
 use crate::faults::Faults;
 use crate::journal::JournalEntry;
 use crate::llm::Llm;
@@ -48,6 +48,8 @@ pub struct ExecutorArgs {
     pub cancel: CancellationToken,
     /// Faults to inject (none in production).
     pub faults: Faults,
+    /// Long-term memory, written under the role (none: the loop has none).
+    pub memory: Option<LongTermMemory>,
 }
 
 /// Runs one subtask's loop under the planner's supervision.
@@ -119,12 +121,15 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
     let llm = args
         .faults
         .executor_llm(Arc::clone(&args.llm), &subtask, run.attempt, rounds_done);
-    let agent = Agent::new(llm, Arc::clone(&args.toolbox))
+    let mut agent = Agent::new(llm, Arc::clone(&args.toolbox))
         .with_limits(run.limits.clone())
         .with_identity(args.role.system_prompt.clone())
         .for_subtask(args.role.name.clone(), subtask)
         .with_trace_parent(run.trace_context.clone())
         .on_round(on_round);
+    if let Some(memory) = &args.memory {
+        agent = agent.with_memory(memory.clone());
+    }
     let cancel = args.cancel.clone();
     tokio::spawn(async move {
         let ended = AssertUnwindSafe(agent.resume(&run.goal, run.history, &cancel))

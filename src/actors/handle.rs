@@ -12,6 +12,7 @@ use super::models::{ModelFactory, Models};
 use super::planner::{Planner, PlannerConfig};
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
+use crate::agent::LongTermMemory;
 use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::llm::Llm;
@@ -53,6 +54,7 @@ pub struct HermesBuilder {
     task_timeout: Duration,
     events: Option<EventSink>,
     faults: Faults,
+    memory: Option<LongTermMemory>,
 }
 
 impl HermesBuilder {
@@ -106,6 +108,13 @@ impl HermesBuilder {
         self.faults = faults;
         self
     }
+    /// Long-term memory for every executor: each subtask's loop recalls the
+    /// notes nearest its goal and remembers its result when it finishes,
+    /// written under its role (default: none).
+    pub fn memory(mut self, memory: LongTermMemory) -> Self {
+        self.memory = Some(memory);
+        self
+    }
 
     /// Starts the planner actor.
     pub async fn spawn(self) -> Result<Hermes, HermesError> {
@@ -124,6 +133,7 @@ impl HermesBuilder {
             task_timeout: self.task_timeout,
             events: self.events,
             faults: self.faults,
+            memory: self.memory,
         };
         let (planner, _) = Actor::spawn(None, Planner, config)
             .await
@@ -151,6 +161,7 @@ impl Hermes {
             task_timeout: DEFAULT_TASK_TIMEOUT,
             events: None,
             faults: Faults::none(),
+            memory: None,
         }
     }
 

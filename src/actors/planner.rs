@@ -20,6 +20,7 @@ use super::messages::{PlannerMsg, TaskEvent, TaskId, TaskRequest};
 use super::models::Models;
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
+use crate::agent::LongTermMemory;
 use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::tools::Toolbox;
@@ -45,6 +46,8 @@ pub struct PlannerConfig {
     pub events: Option<EventSink>,
     /// Faults to inject into executors (none in production).
     pub faults: Faults,
+    /// Long-term memory the executors' loops share, if any.
+    pub memory: Option<LongTermMemory>,
 }
 
 /// The planner's state: its tasks and which task each executor works for.

@@ -15,6 +15,7 @@ pub mod act;
 pub mod decide;
 pub mod evidence;
 pub mod guard;
+pub mod memory;
 pub mod observe;
 mod outcome;
 pub mod perceive;
@@ -32,6 +33,7 @@ use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 pub use guard::StopStatus;
+pub use memory::{LongTermMemory, MemoryUse};
 pub use outcome::Outcome;
 /// Re-exported: the token [`Agent::run`] takes, so callers need no extra crate.
 pub use tokio_util::sync::CancellationToken;
@@ -65,6 +67,8 @@ pub struct Agent {
     faults: Option<Faults>,
     /// The decision schema of this toolbox, built once.
     schema: Arc<serde_json::Value>,
+    /// Notes of earlier tasks to recall, and where a finished run goes.
+    memory: Option<LongTermMemory>,
 }
 
 impl Agent {
@@ -83,7 +87,15 @@ impl Agent {
             subtask: None,
             trace_parent: HashMap::new(),
             faults: None,
+            memory: None,
         }
+    }
+
+    /// Gives each run the notes of earlier tasks nearest its goal, and
+    /// remembers each run that finishes (see [`memory`]).
+    pub fn with_memory(mut self, memory: LongTermMemory) -> Self {
+        self.memory = Some(memory);
+        self
     }
 
     /// Journals the faults `faults` injected on each round (`"injected"`).
@@ -201,12 +213,26 @@ impl Agent {
             },
         };
         let mut run = Run::new(self, goal, journal, cancel);
+        let recalled = run.recall().await;
         let ending = run.rounds().await;
         run.journal.close().await;
         let journal = std::mem::take(&mut run.journal).into_entries();
         let reflections = run.reflections.len() as u32;
+        let memory = match (&self.memory, recalled) {
+            (Some(memory), Some(recalled)) => {
+                let stored = match &ending.result {
+                    Some(result) if ending.status == StopStatus::Finished => {
+                        memory.remember_finished(goal, result, &journal).await
+                    }
+                    _ => None,
+                };
+                Some(MemoryUse { recalled, stored })
+            }
+            _ => None,
+        };
         Outcome {
             reflections,
+            memory,
             ..ending.into_outcome(goal, journal, run.usage, started.elapsed())
         }
     }

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::guard::StopStatus;
+use super::memory::MemoryUse;
 use super::progress::progress_report;
 use crate::journal::JournalEntry;
 use crate::llm::Usage;
@@ -26,6 +27,9 @@ pub struct Outcome {
     pub evidence_flags: u32,
     /// Reflection calls made during the run (see `agent::reflect`).
     pub reflections: u32,
+    /// What the run recalled from long-term memory and stored in it;
+    /// `null` when the run had no memory (see `agent::memory`).
+    pub memory: Option<MemoryUse>,
     /// The error that ended the run, for status `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -122,6 +126,7 @@ impl Ending {
             usage,
             evidence_flags: journal.iter().filter(|e| e.evidence.is_some()).count() as u32,
             reflections: 0,
+            memory: None,
             error: self.error,
             trace_id: None,
             journal,

@@ -76,8 +76,12 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
 /// a function of the journal alone (no clock readings), and older rounds
 /// move into the summary in blocks of half the window rather than one by
 /// one, so the opening changes once every few rounds instead of every round.
+/// `notes` (the recalled notes of earlier tasks, see
+/// [`notes_block`](super::memory::notes_block); empty for none) open the
+/// first user turn, before the goal.
 pub fn messages(
     system: &str,
+    notes: &str,
     goal: &str,
     history: &[JournalEntry],
     reflections: &[Reflection],
@@ -93,7 +97,7 @@ pub fn messages(
     };
     let split = summarised_rounds(history.len(), limits.full_rounds);
     let (older, recent) = history.split_at(split);
-    let mut opening = format!("Goal: {goal}");
+    let mut opening = format!("{notes}Goal: {goal}");
     if !older.is_empty() {
         opening.push_str("\n\nEarlier rounds (summarised):\n");
         for entry in older {
@@ -248,8 +252,8 @@ mod tests {
         let all = history(12);
         let mut rebuilt_at = Vec::new();
         for rounds in 1..all.len() {
-            let before = messages("sys", "the goal", &all[..rounds], &[], &limits);
-            let after = messages("sys", "the goal", &all[..rounds + 1], &[], &limits);
+            let before = messages("sys", "", "the goal", &all[..rounds], &[], &limits);
+            let after = messages("sys", "", "the goal", &all[..rounds + 1], &[], &limits);
             if after.len() < before.len() || after[..before.len()] != before[..] {
                 rebuilt_at.push(rounds + 1);
             }
@@ -257,6 +261,23 @@ mod tests {
         // Whole while the window holds every round, then once per block
         // of half the window (3 rounds) instead of every round.
         assert_eq!(rebuilt_at, vec![7, 10]);
+    }
+
+    #[test]
+    fn recalled_notes_open_the_first_turn_only_and_stay_put() {
+        let limits = Limits::default();
+        let notes = super::super::memory::notes_block(&["Task: count\nResult: 3".into()]);
+        let m = messages("sys", &notes, "the goal", &history(2), &[], &limits);
+        assert!(m[1].content.starts_with("Notes from earlier tasks"));
+        assert!(m[1]
+            .content
+            .contains("- Task: count\n  Result: 3\n\nGoal: the goal"));
+        assert!(m[2..]
+            .iter()
+            .all(|turn| !turn.content.contains("Notes from")));
+        // The prefix stays stable with notes too.
+        let more = messages("sys", &notes, "the goal", &history(3), &[], &limits);
+        assert_eq!(more[..m.len()], m[..]);
     }
 
     #[test]
@@ -275,7 +296,7 @@ mod tests {
     #[test]
     fn each_turn_restates_the_goal_and_the_round_and_says_what_succeeded() {
         let limits = Limits::default();
-        let m = messages("sys", "count the admins", &history(2), &[], &limits);
+        let m = messages("sys", "", "count the admins", &history(2), &[], &limits);
         assert_eq!(m.len(), 6);
         assert!(m[1].content.starts_with("Goal: count the admins"));
         assert!(m[1]
@@ -289,7 +310,7 @@ mod tests {
         assert!(last.contains("\n\nRound 3 of 20."), "{last}");
         assert!(last.contains("Round 2 (read_file) succeeded"), "{last}");
         // An error is not called a success.
-        let m = messages("sys", "g", &history(3), &[], &limits);
+        let m = messages("sys", "", "g", &history(3), &[], &limits);
         assert!(!m.last().unwrap().content.contains("succeeded"));
     }
 

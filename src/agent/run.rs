@@ -13,7 +13,7 @@ use super::decide::Decided;
 use super::guard::{self, StopStatus};
 use super::outcome::Ending;
 use super::reflect::{self, Reflection};
-use super::{act, decide, evidence, observe, perceive, repeat, Agent};
+use super::{act, decide, evidence, memory, observe, perceive, repeat, Agent};
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
 use crate::limits::Limits;
@@ -33,6 +33,8 @@ pub(crate) struct Run<'a> {
     pub(crate) usage: Usage,
     /// Reviews made so far, shown in later prompts.
     pub(crate) reflections: Vec<Reflection>,
+    /// The notes of earlier tasks that open the conversation (may be empty).
+    notes: String,
 }
 
 impl<'a> Run<'a> {
@@ -52,7 +54,22 @@ impl<'a> Run<'a> {
             journal,
             usage: Usage::default(),
             reflections: Vec::new(),
+            notes: String::new(),
         }
+    }
+
+    /// Recalls the notes of earlier tasks nearest the goal, when the agent
+    /// has a memory: their ids (`None` without a memory). Bounded by the
+    /// run's clock and cancellation like a round; a recall cut short gives
+    /// no notes, and the first round then ends the run.
+    pub(crate) async fn recall(&mut self) -> Option<Vec<String>> {
+        let memory = self.agent.memory.as_ref()?;
+        let recalled = self
+            .bounded(memory.recall(self.goal))
+            .await
+            .unwrap_or_default();
+        self.notes = memory::notes_block(&recalled.texts);
+        Some(recalled.ids)
     }
 
     /// Runs rounds until one ends the run; returns how it ended.
@@ -156,6 +173,7 @@ impl<'a> Run<'a> {
     fn conversation(&self) -> Vec<ChatMessage> {
         perceive::messages(
             &self.system,
+            &self.notes,
             self.goal,
             self.journal.entries(),
             &self.reflections,

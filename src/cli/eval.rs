@@ -10,14 +10,16 @@ use clap::{ArgMatches, Args};
 use hermes::actors::RoleRegistry;
 use hermes::agent::CancellationToken;
 use hermes::eval::{
-    compare, render_text, run_suite, write_report_dir, EvalConfig, ModelSource, Report, RunRecord,
-    Script, Suite,
+    compare, render_text, run_suite, write_report_dir, EvalConfig, EvalMemory, Memory, ModelSource,
+    Report, RunRecord, Script, Suite,
 };
+use hermes::memory::RedbStore;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::exit;
 use super::faults::FaultArgs;
 use super::limits::LimitArgs;
+use super::memory_flags::MemoryFlags;
 use super::model::ModelArgs;
 use super::output::print_result;
 use super::tools::ToolArgs;
@@ -62,6 +64,11 @@ pub struct EvalArgs {
     pub roles: PathBuf,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Each run gets a fresh memory unless the suite says `memory =
+    /// "shared"` (one memory for the suite, kept in the --report folder) or
+    /// --memory FILE names one for every run.
+    #[command(flatten)]
+    pub memory: MemoryFlags,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -73,7 +80,7 @@ pub async fn execute(args: EvalArgs, matches: Option<&ArgMatches>) -> i32 {
     if let Some(paths) = &args.compare {
         return compare_reports(&paths[0], &paths[1]);
     }
-    let (suite, config) = match setup(&args, matches) {
+    let (suite, config, _shared_memory_dir) = match setup(&args, matches).await {
         Ok(ready) => ready,
         Err(error) => {
             eprintln!("error: {error}");
@@ -143,8 +150,12 @@ pub async fn execute(args: EvalArgs, matches: Option<&ArgMatches>) -> i32 {
     }
 }
 
-/// The suite and how to run it, from the flags.
-fn setup(args: &EvalArgs, matches: Option<&ArgMatches>) -> Result<(Suite, EvalConfig), String> {
+/// The suite and how to run it, from the flags; with the temporary folder
+/// that holds a shared memory kept nowhere else (to be kept until the end).
+async fn setup(
+    args: &EvalArgs,
+    matches: Option<&ArgMatches>,
+) -> Result<(Suite, EvalConfig, Option<tempfile::TempDir>), String> {
     let path = args.suite.as_ref().ok_or("give a suite file")?;
     let mut suite = Suite::load(path).map_err(|e| e.to_string())?;
     if let Some(ids) = &args.only {
@@ -166,9 +177,11 @@ fn setup(args: &EvalArgs, matches: Option<&ArgMatches>) -> Result<(Suite, EvalCo
         Some(script) => {
             ModelSource::Script(Arc::new(Script::load(script).map_err(|e| e.to_string())?))
         }
-        None => ModelSource::Model(args.model.llm(matches).map_err(|e| e.to_string())?),
+        None => ModelSource::Model(args.model.llm(matches).await.map_err(|e| e.to_string())?),
     };
+    let (memory, temp) = eval_memory(args, &suite).await?;
     let config = EvalConfig {
+        memory,
         model,
         tools,
         roles,
@@ -180,7 +193,42 @@ fn setup(args: &EvalArgs, matches: Option<&ArgMatches>) -> Result<(Suite, EvalCo
         concurrency: args.concurrency.max(1),
         report_dir: args.report.clone(),
     };
-    Ok((suite, config))
+    Ok((suite, config, temp))
+}
+
+/// The memory the suite's runs use (see [`EvalArgs::memory`]).
+async fn eval_memory(
+    args: &EvalArgs,
+    suite: &Suite,
+) -> Result<(EvalMemory, Option<tempfile::TempDir>), String> {
+    let flags = &args.memory;
+    if flags.no_memory {
+        return Ok((EvalMemory::Off, None));
+    }
+    let (path, temp) = match (&flags.memory, suite.memory, &args.report) {
+        (Some(path), _, _) => (path.clone(), None),
+        (None, Memory::Shared, Some(dir)) => (dir.join("memory.redb"), None),
+        (None, Memory::Shared, None) => {
+            let temp = tempfile::tempdir()
+                .map_err(|e| format!("cannot make a folder for the shared memory: {e}"))?;
+            (temp.path().join("memory.redb"), Some(temp))
+        }
+        (None, Memory::Fresh, _) => {
+            let embedder = flags.embedder(&args.model).map_err(|e| e.to_string())?;
+            let fresh = EvalMemory::Fresh {
+                ttl: flags.memory_ttl,
+                embedder,
+            };
+            return Ok((fresh, None));
+        }
+    };
+    let store = RedbStore::open_async(path.clone())
+        .await
+        .map_err(|e| format!("cannot open the suite's memory: {e}"))?;
+    let memory = flags
+        .around(store, &args.model)
+        .map_err(|e| e.to_string())?;
+    Ok((EvalMemory::Shared(memory), temp))
 }
 
 /// A model that was never reached makes the whole eval meaningless.

@@ -5,7 +5,9 @@ pub mod exit;
 pub mod faults;
 pub mod limits;
 pub mod memory;
+pub mod memory_flags;
 pub mod model;
+pub mod model_files;
 pub mod output;
 pub mod plan;
 pub mod roles;
@@ -38,4 +40,6 @@ pub enum Command {
     Roles(roles::RolesArgs),
     /// Look at and tidy the long-term memory: list, search, forget, purge, clear.
     Memory(memory::MemoryArgs),
+    /// Fetch the models the in-process engine runs (pull), and see what is cached (list).
+    Model(model_files::ModelCmdArgs),
 }

@@ -14,10 +14,10 @@ use super::output::parse_seconds;
 /// Why no model could be set up from the model flags.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelConfigError {
-    /// `--provider local` without a model file.
+    /// The default model could not be fetched or is damaged.
     #[cfg(feature = "local-llm")]
-    #[error("--provider local needs --model-path FILE.gguf (or HERMES_MODEL_PATH)")]
-    NoModelPath,
+    #[error(transparent)]
+    Fetch(#[from] hermes::model_files::FetchError),
     /// The local provider was asked for but not compiled in.
     #[cfg(not(feature = "local-llm"))]
     #[error("this hermes was built without the local model provider; rebuild with `cargo build --release --features local-llm` (needs cmake, clang, libclang-dev)")]
@@ -25,6 +25,41 @@ pub enum ModelConfigError {
     /// The model (local file or HTTP client) could not be set up.
     #[error(transparent)]
     Llm(#[from] LlmError),
+}
+
+/// The model a command runs on.
+pub struct ResolvedModel {
+    /// The model.
+    pub llm: Arc<dyn Llm>,
+    /// Whether it runs in-process (one engine serves every role).
+    pub local: bool,
+}
+
+/// Which model the flags ask for.
+enum Choice {
+    Server,
+    Local,
+    LocalBecauseNoServer,
+}
+
+/// Whether something accepts connections at `base_url`'s host and port
+/// within half a second.
+async fn answers(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return false;
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let connect = tokio::net::TcpStream::connect((host, port));
+    matches!(
+        tokio::time::timeout(Duration::from_millis(500), connect).await,
+        Ok(Ok(_))
+    )
 }
 
 /// Where the model is and how to reach it.
@@ -44,7 +79,9 @@ pub struct ModelArgs {
     pub request_timeout: Duration,
     /// `openai` (any OpenAI-compatible server) or `local` (a GGUF file run
     /// in-process; needs the local-llm feature). Default: local when a
-    /// model path is set and no base URL is, else openai.
+    /// model path is set and no base URL is; openai when a base URL is set;
+    /// with neither, openai if something answers at the default URL, else
+    /// local with the default model (fetched on first use).
     #[arg(long, value_parser = ["openai", "local"])]
     pub provider: Option<String>,
     /// GGUF model file for the local provider.
@@ -70,32 +107,90 @@ pub struct ModelArgs {
 impl ModelArgs {
     /// The model to use: the in-process one or an HTTP client, as
     /// `--provider` (or its default) says.
-    pub fn llm(&self, matches: Option<&ArgMatches>) -> Result<Arc<dyn Llm>, ModelConfigError> {
-        if self.is_local(matches) {
-            return self.local();
-        }
-        Ok(Arc::new(self.client(matches)?))
+    pub async fn llm(
+        &self,
+        matches: Option<&ArgMatches>,
+    ) -> Result<Arc<dyn Llm>, ModelConfigError> {
+        Ok(self.resolve(matches).await?.llm)
     }
 
-    /// Whether the in-process model is used: `--provider local`, or a model
-    /// path with no base URL given by flag or environment.
-    pub fn is_local(&self, matches: Option<&ArgMatches>) -> bool {
-        let base_url_given = matches
+    /// The model to use and whether it runs in-process. Without
+    /// `--provider`: a model path and no base URL mean in-process; a base
+    /// URL (flag or `HERMES_BASE_URL`) means that server; neither means the
+    /// default server when something answers there, else the in-process
+    /// engine with the default model (fetched on first use), said in one
+    /// line on stderr.
+    pub async fn resolve(
+        &self,
+        matches: Option<&ArgMatches>,
+    ) -> Result<ResolvedModel, ModelConfigError> {
+        let choice = match self.provider.as_deref() {
+            Some("local") => Choice::Local,
+            Some(_) => Choice::Server,
+            None if self.model_path.is_some() && !self.base_url_given(matches) => Choice::Local,
+            None if self.base_url_given(matches) || self.model_path.is_some() => Choice::Server,
+            None if cfg!(feature = "local-llm") && !answers(&self.base_url).await => {
+                Choice::LocalBecauseNoServer
+            }
+            None => Choice::Server,
+        };
+        match choice {
+            Choice::Server => Ok(ResolvedModel {
+                llm: Arc::new(self.client(matches)?),
+                local: false,
+            }),
+            Choice::Local | Choice::LocalBecauseNoServer => {
+                let why = matches!(choice, Choice::LocalBecauseNoServer).then(|| {
+                    format!(
+                        "no --base-url or HERMES_BASE_URL is set and nothing answers at {}",
+                        self.base_url
+                    )
+                });
+                Ok(ResolvedModel {
+                    llm: self.local(why).await?,
+                    local: true,
+                })
+            }
+        }
+    }
+
+    /// Whether `--base-url` or `HERMES_BASE_URL` set the base URL.
+    fn base_url_given(&self, matches: Option<&ArgMatches>) -> bool {
+        matches
             .and_then(|m| m.value_source("base_url"))
-            .is_some_and(|s| matches!(s, ValueSource::CommandLine | ValueSource::EnvVariable));
-        match self.provider.as_deref() {
-            Some(p) => p == "local",
-            None => self.model_path.is_some() && !base_url_given,
-        }
+            .is_some_and(|s| matches!(s, ValueSource::CommandLine | ValueSource::EnvVariable))
     }
 
+    /// The in-process model: `--model-path`, else the known model `--model`
+    /// names (`0.5b`, `1.5b`), else the default one, fetched into the cache
+    /// when missing. `why` (when the engine was chosen for the user) is
+    /// said with the model's name in one line.
     #[cfg(feature = "local-llm")]
-    fn local(&self) -> Result<Arc<dyn Llm>, ModelConfigError> {
+    async fn local(&self, why: Option<String>) -> Result<Arc<dyn Llm>, ModelConfigError> {
         use hermes::llm::local::{LocalConfig, LocalLlm};
-        let path = self
-            .model_path
-            .clone()
-            .ok_or(ModelConfigError::NoModelPath)?;
+        let path = match &self.model_path {
+            Some(path) => path.clone(),
+            None => {
+                let name = hermes::model_files::find(&self.model)
+                    .map_or(hermes::model_files::DEFAULT_MODEL, |m| m.name);
+                let model = super::model_files::known(name)?;
+                let cache = hermes::model_files::ModelCache::from_env();
+                let bar = super::model_files::BarProgress::new();
+                let sources = hermes::model_files::Sources::from_env();
+                let fetched = cache.ensure(model, &sources, &bar).await;
+                bar.finish();
+                fetched?
+            }
+        };
+        if let Some(why) = why {
+            eprintln!(
+                "model: {} in-process, because {why}",
+                path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned()
+                )
+            );
+        }
         let mut config = LocalConfig::new(path);
         if let Some(threads) = self.threads {
             config.threads = threads.max(1);
@@ -109,7 +204,7 @@ impl ModelArgs {
     }
 
     #[cfg(not(feature = "local-llm"))]
-    fn local(&self) -> Result<Arc<dyn Llm>, ModelConfigError> {
+    async fn local(&self, _why: Option<String>) -> Result<Arc<dyn Llm>, ModelConfigError> {
         Err(ModelConfigError::LocalNotBuilt)
     }
 
@@ -117,14 +212,20 @@ impl ModelArgs {
     /// from, for the error shown when nothing answers there.
     pub fn client(&self, matches: Option<&ArgMatches>) -> Result<OpenAiClient, ModelConfigError> {
         let mut config = OpenAiConfig::new(self.base_url.clone(), self.model.clone());
-        config.api_key = self
-            .api_key
-            .clone()
-            .or_else(|| std::env::var("OPENAI_API_KEY").ok())
-            .filter(|k| !k.is_empty());
+        config.api_key = self.api_key();
         config.request_timeout = self.request_timeout;
         config.origin_hint = origin_hint(matches.and_then(|m| m.value_source("base_url")));
         Ok(OpenAiClient::new(config)?)
+    }
+}
+
+impl ModelArgs {
+    /// The API key: `--api-key` / `HERMES_API_KEY`, else `OPENAI_API_KEY`.
+    pub fn api_key(&self) -> Option<String> {
+        self.api_key
+            .clone()
+            .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+            .filter(|k| !k.is_empty())
     }
 }
 
@@ -133,7 +234,8 @@ fn origin_hint(source: Option<ValueSource>) -> String {
         Some(ValueSource::CommandLine) => "The URL came from --base-url.".to_string(),
         Some(ValueSource::EnvVariable) => "The URL came from HERMES_BASE_URL.".to_string(),
         _ => format!(
-            "Neither --base-url nor HERMES_BASE_URL is set, so the default {DEFAULT_BASE_URL} (Ollama) was used."
+            "Neither --base-url nor HERMES_BASE_URL is set, so the default {DEFAULT_BASE_URL} (Ollama) was used{}.",
+            if cfg!(feature = "local-llm") { "" } else { "; with no server at all, build with `--features local-llm` to run a model in-process" }
         ),
     };
     format!(

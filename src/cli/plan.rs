@@ -14,6 +14,7 @@ use hermes::tools::Workspace;
 
 use super::exit;
 use super::faults::FaultArgs;
+use super::memory_flags::MemoryFlags;
 use super::model::ModelArgs;
 use super::output::{parse_seconds, print_result};
 use super::tools::{known_tools, ToolArgs};
@@ -49,6 +50,8 @@ pub struct PlanArgs {
     pub tools: ToolArgs,
     #[command(flatten)]
     pub faults: FaultArgs,
+    #[command(flatten)]
+    pub memory: MemoryFlags,
     #[command(flatten)]
     pub trace: TraceArgs,
 }
@@ -110,13 +113,18 @@ async fn start(
     }
     let faults = args.faults.faults();
     let toolbox = faults.wrap_toolbox(&toolbox);
-    let llm: Arc<dyn Llm> = args.model.llm(matches).map_err(|e| e.to_string())?;
+    let resolved = args
+        .model
+        .resolve(matches)
+        .await
+        .map_err(|e| e.to_string())?;
+    let llm: Arc<dyn Llm> = resolved.llm;
     let llm = faults.wrap_llm(llm, args.model.request_timeout);
     let model_args = args.model.clone();
     let default_llm = Arc::clone(&llm);
     // Roles that name a model get a client for it on the same server; the
     // in-process model serves every role.
-    let local = args.model.is_local(matches);
+    let local = resolved.local;
     let factory: ModelFactory = Arc::new(move |name: &str| {
         if local {
             return Ok(Arc::clone(&default_llm));
@@ -131,7 +139,16 @@ async fn start(
                 reason: e.to_string(),
             })
     });
-    Hermes::builder()
+    let memory = args
+        .memory
+        .open(workspace.root(), &args.model)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut builder = Hermes::builder();
+    if let Some(memory) = memory {
+        builder = builder.memory(memory);
+    }
+    builder
         .llm(llm)
         .model_factory(factory)
         .toolbox(toolbox)

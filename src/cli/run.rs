@@ -13,6 +13,7 @@ use tracing::Instrument;
 use super::exit;
 use super::faults::FaultArgs;
 use super::limits::LimitArgs;
+use super::memory_flags::MemoryFlags;
 use super::model::ModelArgs;
 use super::output::print_result;
 use super::tools::ToolArgs;
@@ -30,6 +31,8 @@ pub struct RunArgs {
     pub workspace: PathBuf,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub memory: MemoryFlags,
     /// Append one JSON line per round to this file.
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
@@ -77,7 +80,7 @@ pub async fn execute(args: RunArgs, matches: Option<&ArgMatches>, exporting: boo
 async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, String> {
     let workspace =
         Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let llm = args.model.llm(matches).map_err(|e| e.to_string())?;
+    let llm = args.model.llm(matches).await.map_err(|e| e.to_string())?;
     let toolbox = args
         .tools
         .toolbox(&workspace)
@@ -94,6 +97,14 @@ async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, 
     if let Some(path) = &args.journal {
         agent = agent.with_journal_file(path);
     }
+    let memory = args
+        .memory
+        .open(workspace.root(), &args.model)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(memory) = memory {
+        agent = agent.with_memory(memory);
+    }
     Ok(agent)
 }
 
@@ -109,6 +120,18 @@ fn print_round(entry: &JournalEntry) {
 }
 
 fn report(outcome: &Outcome, json: bool) {
+    if let Some(memory) = &outcome.memory {
+        if !memory.recalled.is_empty() {
+            eprintln!(
+                "[memory] recalled {} note(s) of earlier tasks: {}",
+                memory.recalled.len(),
+                memory.recalled.join(", ")
+            );
+        }
+        if let Some(id) = &memory.stored {
+            eprintln!("[memory] stored this run as {id}");
+        }
+    }
     if let Some(error) = &outcome.error {
         eprintln!("error: {error}");
     } else if !matches!(outcome.status, StopStatus::Finished | StopStatus::Cancelled) {

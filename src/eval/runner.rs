@@ -15,10 +15,11 @@ use super::report::{Report, RunRecord};
 use super::script::Script;
 use super::suite::{Mode, Suite, Task};
 use crate::actors::{Hermes, RoleRegistry, TaskRequest, TaskStatus, DEFAULT_TASK_TIMEOUT};
-use crate::agent::{Agent, CancellationToken};
+use crate::agent::{Agent, CancellationToken, LongTermMemory};
 use crate::faults::{FaultSpec, Faults};
 use crate::limits::Limits;
 use crate::llm::{Llm, Usage};
+use crate::memory::{Embedder, RedbStore};
 use crate::tools::defaults::{default_toolbox, ToolOptions};
 use crate::tools::{Toolbox, Workspace};
 
@@ -54,7 +55,51 @@ pub struct EvalConfig {
     pub concurrency: usize,
     /// Keep every run's workspace and journal under `DIR/runs/<task>.<rep>/`.
     pub report_dir: Option<PathBuf>,
+    /// Long-term memory in the runs.
+    pub memory: EvalMemory,
 }
+
+/// Long-term memory in a suite's runs.
+#[derive(Clone, Default)]
+pub enum EvalMemory {
+    /// No memory (`--no-memory`).
+    #[default]
+    Off,
+    /// Each run gets a fresh, empty store of its own (beside its journal,
+    /// outside its workspace), so no run learns from another: the default.
+    Fresh {
+        /// How long written entries live.
+        ttl: Duration,
+        /// Semantic recall, when an embedder is set.
+        embedder: Option<Arc<dyn Embedder>>,
+    },
+    /// Every run of the suite recalls from and writes to one memory
+    /// (`memory = "shared"` in the suite, or `--memory FILE`).
+    Shared(LongTermMemory),
+}
+
+impl EvalMemory {
+    /// The memory for the run kept in `run_dir`; an error names the file.
+    async fn for_run(&self, run_dir: &Path) -> Result<Option<LongTermMemory>, String> {
+        match self {
+            Self::Off => Ok(None),
+            Self::Shared(memory) => Ok(Some(memory.clone())),
+            Self::Fresh { ttl, embedder } => {
+                let store = RedbStore::open_async(run_dir.join(RUN_MEMORY_FILE))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let mut memory = LongTermMemory::new(Arc::new(store)).with_ttl(*ttl);
+                if let Some(embedder) = embedder {
+                    memory = memory.with_embedder(Arc::clone(embedder));
+                }
+                Ok(Some(memory))
+            }
+        }
+    }
+}
+
+/// A run's own memory file under its folder (fresh memory).
+const RUN_MEMORY_FILE: &str = "memory.redb";
 
 impl EvalConfig {
     /// The model name the report names.
@@ -145,10 +190,19 @@ async fn run_one(
             "cannot prepare the workspace {}: {e}",
             workspace.display()
         )),
-        Ok(()) => {
-            let journal = run_dir.join("journal.jsonl");
-            run_mode(task, config, &faults, &workspace, &journal, warned, cancel).await
-        }
+        Ok(()) => match config.memory.for_run(&run_dir).await {
+            Err(e) => Ran::error(format!("cannot open the run's memory: {e}")),
+            Ok(memory) => {
+                let journal = run_dir.join("journal.jsonl");
+                let run = RunSetup {
+                    faults: &faults,
+                    workspace: &workspace,
+                    journal: &journal,
+                    memory,
+                };
+                run_mode(task, config, run, warned, cancel).await
+            }
+        },
     };
     let failed_checks = evaluate(&task.checks, &workspace, &ran.observation);
     RunRecord {
@@ -175,9 +229,11 @@ fn prepare(task: &Task, workspace: &Path, run_dir: &Path) -> std::io::Result<()>
         std::fs::remove_dir_all(workspace)?;
     }
     std::fs::create_dir_all(workspace)?;
-    let journal = run_dir.join("journal.jsonl");
-    if journal.exists() {
-        std::fs::remove_file(journal)?;
+    for leftover in ["journal.jsonl", RUN_MEMORY_FILE] {
+        let path = run_dir.join(leftover);
+        if path.exists() {
+            std::fs::remove_file(path)?;
+        }
     }
     task.write_fixtures(workspace)
 }
@@ -208,15 +264,27 @@ impl Ran {
     }
 }
 
+/// Where one run happens and what it is given.
+struct RunSetup<'a> {
+    faults: &'a Faults,
+    workspace: &'a Path,
+    journal: &'a Path,
+    memory: Option<LongTermMemory>,
+}
+
 async fn run_mode(
     task: &Task,
     config: &EvalConfig,
-    faults: &Faults,
-    workspace: &Path,
-    journal: &Path,
+    run: RunSetup<'_>,
     warned: &AtomicBool,
     cancel: &CancellationToken,
 ) -> Ran {
+    let RunSetup {
+        faults,
+        workspace,
+        journal,
+        memory,
+    } = run;
     let toolbox = match toolbox_for(workspace, &config.tools, warned).await {
         Ok(toolbox) => faults.wrap_toolbox(&toolbox),
         Err(e) => return Ran::error(e),
@@ -227,10 +295,16 @@ async fn run_mode(
     };
     let llm = faults.wrap_llm(llm, config.request_timeout);
     match task.mode {
-        Mode::Run => run_agent(task, config, faults, llm, toolbox, journal, cancel).await,
+        Mode::Run => {
+            let agent = agent_for(task, config, faults, llm, toolbox, journal, memory);
+            match agent {
+                Ok(agent) => run_agent(task, agent, cancel).await,
+                Err(ran) => ran,
+            }
+        }
         Mode::Plan => {
             tokio::select! {
-                ran = run_plan(task, config, faults, llm, toolbox, journal) => ran,
+                ran = run_plan(task, config, faults, llm, toolbox, journal, memory) => ran,
                 _ = cancel.cancelled() => Ran::cancelled(),
             }
         }
@@ -254,20 +328,27 @@ async fn toolbox_for(
     Ok(built.toolbox)
 }
 
-async fn run_agent(
+/// The agent for a run-mode task: its role's prompt, tools and limits, the
+/// task's limits, the run's journal, faults and memory.
+fn agent_for(
     task: &Task,
     config: &EvalConfig,
     faults: &Faults,
     llm: Arc<dyn Llm>,
     toolbox: Toolbox,
     journal: &Path,
-    cancel: &CancellationToken,
-) -> Ran {
+    memory: Option<LongTermMemory>,
+) -> Result<Agent, Ran> {
     let role = match &task.role {
         None => None,
         Some(name) => match config.roles.get(name) {
             Some(role) => Some(role),
-            None => return Ran::error(format!("task `{}`: unknown role `{name}`", task.id)),
+            None => {
+                return Err(Ran::error(format!(
+                    "task `{}`: unknown role `{name}`",
+                    task.id
+                )))
+            }
         },
     };
     let base = role
@@ -284,6 +365,17 @@ async fn run_agent(
     if let Some(role) = &role {
         agent = agent.with_identity(role.system_prompt.clone());
     }
+    if let Some(memory) = memory {
+        let memory = match &role {
+            Some(role) => memory.for_role(role.name.clone()),
+            None => memory,
+        };
+        agent = agent.with_memory(memory);
+    }
+    Ok(agent)
+}
+
+async fn run_agent(task: &Task, agent: Agent, cancel: &CancellationToken) -> Ran {
     let outcome = agent.run(&task.goal, cancel).await;
     Ran {
         observation: RunObservation {
@@ -303,6 +395,7 @@ async fn run_plan(
     llm: Arc<dyn Llm>,
     toolbox: Toolbox,
     journal: &Path,
+    memory: Option<LongTermMemory>,
 ) -> Ran {
     let timeout = task
         .limits
@@ -312,7 +405,11 @@ async fn run_plan(
         max_rounds: task.limits.max_rounds.unwrap_or(config.limits.max_rounds),
         ..config.limits.clone()
     };
-    let hermes = Hermes::builder()
+    let mut builder = Hermes::builder();
+    if let Some(memory) = memory {
+        builder = builder.memory(memory);
+    }
+    let hermes = builder
         .llm(llm)
         .toolbox(toolbox)
         .roles(config.roles.clone())

@@ -61,6 +61,9 @@ pub struct OpenAiClient {
     /// Cleared when the server rejects `response_format`, so later requests
     /// stop sending it.
     json_mode: AtomicBool,
+    /// Set once the server has answered anything: until then a failed
+    /// connection means nothing listens there, and is not retried.
+    reached: AtomicBool,
 }
 
 impl OpenAiClient {
@@ -77,6 +80,7 @@ impl OpenAiClient {
             url,
             http,
             json_mode: AtomicBool::new(true),
+            reached: AtomicBool::new(false),
         })
     }
 
@@ -105,6 +109,7 @@ impl OpenAiClient {
             builder = builder.bearer_auth(key);
         }
         let response = builder.send().await.map_err(|e| self.transport_error(e))?;
+        self.reached.store(true, Ordering::Relaxed);
         let status = response.status();
         let text = response.text().await.map_err(|e| self.transport_error(e))?;
         if !status.is_success() {
@@ -150,9 +155,15 @@ impl Llm for OpenAiClient {
             .with_min_delay(self.config.min_backoff)
             .with_max_times(self.config.max_attempts.saturating_sub(1))
             .with_jitter();
+        // A server never reached is not there: one error, not three.
+        let worth_retrying = |e: &LlmError| {
+            e.is_retryable()
+                && (self.reached.load(Ordering::Relaxed)
+                    || !matches!(e, LlmError::Unreachable { .. }))
+        };
         (|| self.send_once(request))
             .retry(backoff)
-            .when(LlmError::is_retryable)
+            .when(worth_retrying)
             .notify(|err, delay| tracing::warn!("{}", retry_warning(err, delay)))
             .await
     }
@@ -346,7 +357,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unreachable_server_is_explained_once_not_on_every_retry() {
+    fn a_server_never_reached_is_one_error_without_retries() {
         // A port that was just free: nothing listens there.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -379,9 +390,12 @@ mod tests {
                 .unwrap_err()
         });
         let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
-        assert_eq!(logs.matches("retrying in").count(), 2, "{logs}");
-        assert!(logs.contains(&format!("127.0.0.1:{port}")), "{logs}");
-        assert!(!logs.contains("THE HINT"), "{logs}");
+        // Never reached: not retried, so nothing is logged before the one error.
+        assert_eq!(logs.matches("retrying in").count(), 0, "{logs}");
+        assert!(
+            error.to_string().contains(&format!("127.0.0.1:{port}")),
+            "{error}"
+        );
         assert_eq!(error.to_string().matches("THE HINT").count(), 1, "{error}");
     }
 

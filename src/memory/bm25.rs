@@ -19,6 +19,24 @@ pub const K1: f32 = 1.2;
 /// BM25's document-length normalisation.
 pub const B: f32 = 0.75;
 
+/// How many distinct query terms a document must hold to be found, or all
+/// of them when the query has fewer: one shared word ("file", "count") is
+/// not enough to make an earlier task relevant.
+pub const MIN_SHARED_TERMS: usize = 2;
+
+/// The share of a query's distinct terms a document must hold, when that
+/// is more than [`MIN_SHARED_TERMS`]: goals repeat words such as "answer"
+/// and "txt", and a long goal must match in more than those.
+pub const MIN_SHARED_FRACTION: f32 = 0.3;
+
+/// English function words a query ignores: they match nearly every text
+/// and would let any entry pass the [`MIN_SHARED_TERMS`] floor.
+pub const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "i", "in",
+    "is", "it", "its", "just", "me", "my", "of", "on", "or", "that", "the", "then", "there",
+    "this", "to", "was", "what", "when", "where", "which", "who", "with", "write", "you", "your",
+];
+
 /// A document's key in the index (the caller's slot number).
 pub type DocId = u32;
 
@@ -138,17 +156,20 @@ impl Bm25Index {
         true
     }
 
-    /// The documents sharing at least one term with `query`, best first,
+    /// The documents sharing enough distinct terms with `query` (see
+    /// [`shared_terms_needed`]), best first,
     /// with their BM25 scores (all above zero). Repeated query terms count
-    /// once. Ties go to the lower `DocId`.
+    /// once and [`STOPWORDS`] not at all. Ties go to the lower `DocId`.
     pub fn search(&self, query: &str) -> Vec<(DocId, f32)> {
         if self.docs.is_empty() {
             return Vec::new();
         }
         let n = self.docs.len() as f32;
         let avg_len = (self.total_len as f32 / n).max(1.0);
-        let mut scores: HashMap<DocId, f32> = HashMap::new();
-        for term in self.query_terms(query) {
+        let terms = self.query_terms(query);
+        let needed = shared_terms_needed(content_terms(query));
+        let mut scores: HashMap<DocId, (f32, usize)> = HashMap::new();
+        for term in terms {
             let postings = &self.postings[term as usize];
             if postings.is_empty() {
                 continue;
@@ -159,10 +180,16 @@ impl Bm25Index {
                 let len = self.docs.get(&doc).map_or(0, |d| d.len) as f32;
                 let tf = tf as f32;
                 let norm = tf + K1 * (1.0 - B + B * len / avg_len);
-                *scores.entry(doc).or_default() += idf * tf * (K1 + 1.0) / norm;
+                let (score, shared) = scores.entry(doc).or_default();
+                *score += idf * tf * (K1 + 1.0) / norm;
+                *shared += 1;
             }
         }
-        let mut ranked: Vec<(DocId, f32)> = scores.into_iter().filter(|&(_, s)| s > 0.0).collect();
+        let mut ranked: Vec<(DocId, f32)> = scores
+            .into_iter()
+            .filter(|&(_, (score, shared))| score > 0.0 && shared >= needed)
+            .map(|(doc, (score, _))| (doc, score))
+            .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         ranked
     }
@@ -188,13 +215,36 @@ impl Bm25Index {
         (distinct.len(), overlaps)
     }
 
-    /// The distinct term ids of `query` that the index knows.
+    /// The distinct term ids of `query` that the index knows, stopwords left out.
     fn query_terms(&self, query: &str) -> HashSet<u32> {
         tokenize(query)
             .iter()
+            .filter(|token| !is_stopword(token))
             .filter_map(|token| self.term_ids.get(token).copied())
             .collect()
     }
+}
+
+/// Whether `token` (already lowercased) is one of the [`STOPWORDS`].
+pub fn is_stopword(token: &str) -> bool {
+    STOPWORDS.binary_search(&token).is_ok()
+}
+
+/// How many distinct terms a document must share with a query of `terms`
+/// distinct terms (stopwords left out): [`MIN_SHARED_TERMS`], or all of
+/// them when fewer, or [`MIN_SHARED_FRACTION`] of them when that is more.
+pub fn shared_terms_needed(terms: usize) -> usize {
+    let share = (terms as f32 * MIN_SHARED_FRACTION).ceil() as usize;
+    MIN_SHARED_TERMS.min(terms).max(share)
+}
+
+/// How many distinct terms of `query` are not stopwords.
+fn content_terms(query: &str) -> usize {
+    tokenize(query)
+        .into_iter()
+        .filter(|token| !is_stopword(token))
+        .collect::<HashSet<_>>()
+        .len()
 }
 
 #[cfg(test)]
@@ -293,5 +343,44 @@ mod tests {
         let (distinct, overlaps) = index.shared_terms("a b b e");
         assert_eq!(distinct, 3);
         assert_eq!(overlaps, vec![(0, 2, 4)]);
+    }
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stopword("the") && !is_stopword("csv"));
+    }
+
+    #[test]
+    fn one_shared_word_does_not_make_a_document_relevant() {
+        let index = index(&[
+            "Count the admins in users.csv",
+            "Sum the prices in orders.csv",
+            "Write a poem",
+        ]);
+        // "the" and "in" are ignored; "csv" alone is one shared term of two.
+        let found: Vec<DocId> = index
+            .search("count rows in the csv")
+            .iter()
+            .map(|d| d.0)
+            .collect();
+        assert_eq!(found, vec![0]);
+        // A one-word query needs its one word.
+        let found: Vec<DocId> = index.search("csv").iter().map(|d| d.0).collect();
+        assert_eq!(found.len(), 2);
+        // Nothing but stopwords finds nothing.
+        assert!(index.search("the of in").is_empty());
+    }
+
+    #[test]
+    fn long_queries_must_share_a_third_of_their_terms() {
+        assert_eq!(shared_terms_needed(0), 0);
+        assert_eq!(shared_terms_needed(1), 1);
+        assert_eq!(shared_terms_needed(5), 2);
+        assert_eq!(shared_terms_needed(10), 3);
+        assert_eq!(shared_terms_needed(11), 4);
+        let index = index(&["answer txt", "answer txt admins users csv"]);
+        let found = index.search("count the admins of users csv and put the number in answer txt");
+        assert_eq!(found.iter().map(|d| d.0).collect::<Vec<_>>(), vec![1]);
     }
 }

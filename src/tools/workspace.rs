@@ -3,12 +3,18 @@
 //! A path from the model is resolved lexically against the root first (so
 //! `..` cannot climb out), then the deepest part of it that exists is
 //! canonicalised (so a symlink cannot lead out). Anything that ends outside
-//! the root is refused before any file is opened.
+//! the root is refused before any file is opened. So is Hermes's own
+//! folder at the root, [`STATE_DIR`] (long-term memory), which listings
+//! leave out: the agent's tools work on the user's files, not on its memory.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use super::ToolError;
+
+/// Hermes's own folder at a workspace's root (`.hermes/`: the long-term
+/// memory file). File tools refuse it and `list_dir` leaves it out.
+pub const STATE_DIR: &str = ".hermes";
 
 /// A directory that file tools may read and write inside, and nowhere else.
 #[derive(Debug, Clone)]
@@ -79,6 +85,11 @@ impl Workspace {
         if !real.starts_with(&self.root) {
             return Err(refuse());
         }
+        if self.is_state(&real) || self.is_state(&resolved) {
+            return Err(ToolError::new(format!(
+                "refused: `{path}` is in {STATE_DIR}/, where Hermes keeps its own state; use another path"
+            )));
+        }
         // A dangling symlink does not "exist" but would be followed on write.
         if resolved.symlink_metadata().is_ok() && !resolved.exists() {
             return Err(refuse());
@@ -103,6 +114,14 @@ impl Workspace {
         )?;
         let shown = self.display(&path);
         Ok((path, shown))
+    }
+
+    /// Whether `path` (absolute, under the root) is in [`STATE_DIR`].
+    pub fn is_state(&self, path: &Path) -> bool {
+        path.strip_prefix(&self.root)
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .is_some_and(|first| first.as_os_str() == STATE_DIR)
     }
 
     /// `path` relative to the root, for messages.
@@ -144,6 +163,27 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn the_state_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(STATE_DIR)).unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        for path in [
+            ".hermes",
+            ".hermes/memory.redb",
+            "./.hermes/x",
+            "a/../.hermes",
+        ] {
+            let e = ws.resolve(path).unwrap_err().to_string();
+            assert!(
+                e.contains("where Hermes keeps its own state"),
+                "{path}: {e}"
+            );
+        }
+        assert!(ws.resolve(".hermes-notes.txt").is_ok());
+        assert!(ws.resolve("a/.hermes").is_ok());
+    }
+
     #[test]
     fn symlinks_leading_out_are_refused() {
         let dir = tempfile::tempdir().unwrap();

@@ -58,11 +58,14 @@ pub fn text(content: &str) -> Reply {
 }
 
 type Responder = dyn Fn(&Value) -> Reply + Send + Sync;
+type EmbedFn = dyn Fn(&str) -> Vec<f32> + Send + Sync;
 
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     responder: Option<Box<Responder>>,
     bodies: Mutex<Vec<String>>,
+    embed: Option<Box<EmbedFn>>,
+    embedded: Mutex<Vec<String>>,
 }
 
 /// A running scripted server; it stops when the test's runtime ends.
@@ -79,6 +82,8 @@ impl ScriptedServer {
             script: Mutex::new(replies.into()),
             responder: None,
             bodies: Mutex::default(),
+            embed: None,
+            embedded: Mutex::default(),
         })
         .await
     }
@@ -91,6 +96,24 @@ impl ScriptedServer {
             script: Mutex::default(),
             responder: Some(Box::new(responder)),
             bodies: Mutex::default(),
+            embed: None,
+            embedded: Mutex::default(),
+        })
+        .await
+    }
+
+    /// Answers chat requests with `responder(request_body)`, and
+    /// `POST /v1/embeddings` with `embed(text)` for each input text.
+    pub async fn with_embeddings(
+        responder: impl Fn(&Value) -> Reply + Send + Sync + 'static,
+        embed: impl Fn(&str) -> Vec<f32> + Send + Sync + 'static,
+    ) -> Self {
+        Self::launch(Shared {
+            script: Mutex::default(),
+            responder: Some(Box::new(responder)),
+            bodies: Mutex::default(),
+            embed: Some(Box::new(embed)),
+            embedded: Mutex::default(),
         })
         .await
     }
@@ -99,6 +122,7 @@ impl ScriptedServer {
         let shared = Arc::new(shared);
         let app = Router::new()
             .route("/v1/chat/completions", post(complete))
+            .route("/v1/embeddings", post(embeddings))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -116,6 +140,11 @@ impl ScriptedServer {
     /// Raw request bodies received so far, oldest first.
     pub fn bodies(&self) -> Vec<String> {
         self.shared.bodies.lock().unwrap().clone()
+    }
+
+    /// The texts sent to `/v1/embeddings` so far, oldest first.
+    pub fn embedded(&self) -> Vec<String> {
+        self.shared.embedded.lock().unwrap().clone()
     }
 
     /// Parsed request bodies received so far.
@@ -159,6 +188,32 @@ async fn complete(State(shared): State<Arc<Shared>>, body: String) -> Response {
             .unwrap_or_else(|| Reply::Status(400, "script exhausted".into())),
     };
     answer(reply).await
+}
+
+async fn embeddings(State(shared): State<Arc<Shared>>, body: String) -> Response {
+    let Some(embed) = &shared.embed else {
+        return (StatusCode::NOT_FOUND, "no embeddings here").into_response();
+    };
+    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let texts: Vec<String> = match &request["input"] {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|t| t.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => return (StatusCode::BAD_REQUEST, "no input").into_response(),
+    };
+    shared
+        .embedded
+        .lock()
+        .unwrap()
+        .extend(texts.iter().cloned());
+    let data: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| json!({"object": "embedding", "index": i, "embedding": embed(text)}))
+        .collect();
+    axum::Json(json!({"object": "list", "data": data, "model": "scripted-embed"})).into_response()
 }
 
 async fn answer(mut reply: Reply) -> Response {

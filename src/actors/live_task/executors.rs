@@ -45,6 +45,10 @@ impl LiveTask {
             None => Arc::clone(&config.toolbox),
         };
         let cancel = self.cancel.child_token();
+        let memory = config
+            .memory
+            .as_ref()
+            .map(|m| m.for_role(role.name.clone()));
         let args = ExecutorArgs {
             planner: cx.myself.clone(),
             task: self.id,
@@ -54,6 +58,7 @@ impl LiveTask {
             journals: Arc::clone(&self.journals),
             cancel: cancel.clone(),
             faults: config.faults.clone(),
+            memory,
         };
         if history.is_empty() {
             cx.emit(PlanEvent::Started {

@@ -47,6 +47,9 @@ impl Tool for ListDir {
             .await
             .map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))?
         {
+            if self.workspace.is_state(&entry.path()) {
+                continue;
+            }
             let name = entry.file_name().to_string_lossy().into_owned();
             let meta = entry.metadata().await.ok();
             entries.push(match meta {

@@ -1,0 +1,129 @@
+//! `--memory FILE`, `--no-memory`, `--memory-ttl DAYS` and `--embed-model
+//! NAME`: the long-term memory options `run`, `plan` and `eval` share, and
+//! the one [`LongTermMemory`] they open.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use hermes::agent::LongTermMemory;
+use hermes::memory::{self, EmbedConfig, Embedder, OpenAiEmbedder, RedbStore};
+
+use super::model::ModelArgs;
+
+/// Long-term memory on the command line.
+#[derive(Debug, Clone, Args)]
+pub struct MemoryFlags {
+    /// The long-term memory file [default: .hermes/memory.redb under the
+    /// workspace; `eval`: a fresh one per run].
+    #[arg(long, value_name = "FILE", conflicts_with = "no_memory")]
+    pub memory: Option<PathBuf>,
+    /// Run without long-term memory: recall nothing, store nothing.
+    #[arg(long)]
+    pub no_memory: bool,
+    /// Days an entry lives after its last use (fractions allowed).
+    #[arg(long, value_name = "DAYS", default_value = "30", value_parser = parse_days)]
+    pub memory_ttl: Duration,
+    /// An embedding model on the model server (its `/v1/embeddings`, same
+    /// base URL and key): recall then fuses meaning with keywords.
+    #[arg(long, env = "HERMES_EMBED_MODEL", value_name = "NAME")]
+    pub embed_model: Option<String>,
+}
+
+/// Why the memory could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum MemorySetupError {
+    /// The store file named by `--memory` could not be opened.
+    #[error("cannot use the memory file given by --memory: {0}")]
+    Store(#[from] memory::MemoryError),
+    /// The embeddings client could not be built.
+    #[error("cannot set up --embed-model: {0}")]
+    Embedder(#[from] memory::EmbedError),
+}
+
+impl MemoryFlags {
+    /// The memory for runs in `workspace`: `None` with `--no-memory`.
+    /// A file named by `--memory` that cannot be opened is an error; the
+    /// default file under the workspace only warns (another process may
+    /// hold it) and the run goes on without memory.
+    pub async fn open(
+        &self,
+        workspace: &Path,
+        model: &ModelArgs,
+    ) -> Result<Option<LongTermMemory>, MemorySetupError> {
+        if self.no_memory {
+            return Ok(None);
+        }
+        let store = match &self.memory {
+            Some(path) => RedbStore::open_async(path.clone()).await?,
+            None => {
+                let path = memory::default_path(workspace);
+                match RedbStore::open_async(path).await {
+                    Ok(store) => store,
+                    Err(e) => {
+                        eprintln!("warning: running without long-term memory: {e}");
+                        return Ok(None);
+                    }
+                }
+            }
+        };
+        self.around(store, model).map(Some)
+    }
+
+    /// The memory over an open `store`, with the TTL and embedder flags.
+    pub fn around(
+        &self,
+        store: RedbStore,
+        model: &ModelArgs,
+    ) -> Result<LongTermMemory, MemorySetupError> {
+        let mut memory = LongTermMemory::new(Arc::new(store)).with_ttl(self.memory_ttl);
+        if let Some(embedder) = self.embedder(model)? {
+            memory = memory.with_embedder(embedder);
+        }
+        Ok(memory)
+    }
+
+    /// The `/v1/embeddings` client `--embed-model` asks for, on the model's
+    /// server with its key.
+    pub fn embedder(
+        &self,
+        model: &ModelArgs,
+    ) -> Result<Option<Arc<dyn Embedder>>, MemorySetupError> {
+        let Some(name) = &self.embed_model else {
+            return Ok(None);
+        };
+        let mut config = EmbedConfig::new(model.base_url.clone(), name.clone());
+        config.api_key = model.api_key();
+        Ok(Some(Arc::new(OpenAiEmbedder::new(config)?)))
+    }
+}
+
+/// Why a number of days was refused.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("`{0}` is not a number of days; give a positive number such as 30 or 0.5")]
+pub struct BadDays(String);
+
+/// Parses `--memory-ttl`: a positive number of days, fractions allowed.
+pub fn parse_days(text: &str) -> Result<Duration, BadDays> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|days| days.is_finite() && *days > 0.0)
+        .and_then(|days| Duration::try_from_secs_f64(days * 86_400.0).ok())
+        .ok_or_else(|| BadDays(text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_positive_numbers() {
+        assert_eq!(parse_days("30"), Ok(Duration::from_secs(30 * 86_400)));
+        assert_eq!(parse_days("0.5"), Ok(Duration::from_secs(43_200)));
+        for bad in ["0", "-1", "NaN", "inf", "2d", ""] {
+            assert!(parse_days(bad).is_err(), "{bad}");
+        }
+    }
+}
