@@ -33,6 +33,14 @@ pub enum FetchError {
         /// The innermost transport error.
         reason: String,
     },
+    /// The connection broke while the file was coming.
+    #[error("the download from {url} broke off: {reason}")]
+    Interrupted {
+        /// The URL asked.
+        url: String,
+        /// The innermost transport error.
+        reason: String,
+    },
     /// A source answered with an error status.
     #[error("{url} answered HTTP {status}")]
     Status {
@@ -68,11 +76,12 @@ pub enum FetchError {
 }
 
 impl FetchError {
-    /// Whether trying the same download again may help: transport errors,
-    /// 408, 429 and 5xx.
+    /// Whether trying the same download again may help: a connection that
+    /// broke mid-way (the retry resumes), 408, 429 and 5xx. A source that
+    /// cannot be reached at all is left for the next source.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Unreachable { .. } => true,
+            Self::Interrupted { .. } => true,
             Self::Status { status, .. } => matches!(status, 408 | 429) || *status >= 500,
             _ => false,
         }

