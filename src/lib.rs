@@ -14,6 +14,7 @@
 
 pub mod actors;
 pub mod agent;
+pub mod bench;
 pub mod decision;
 pub mod eval;
 pub mod faults;

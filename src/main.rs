@@ -31,7 +31,11 @@ fn main() {
     let trace = match &cli.command {
         Command::Run(args) => args.trace.clone(),
         Command::Plan(args) => args.trace.clone(),
-        Command::Roles(_) | Command::Eval(_) | Command::Memory(_) | Command::Model(_) => {
+        Command::Roles(_)
+        | Command::Eval(_)
+        | Command::Memory(_)
+        | Command::Model(_)
+        | Command::Bench(_) => {
             Default::default()
         }
     };
@@ -64,6 +68,7 @@ fn main() {
             Command::Roles(args) => cli::roles::execute(args).await,
             Command::Memory(args) => cli::memory::execute(args).await,
             Command::Model(args) => cli::model_files::execute(args).await,
+            Command::Bench(args) => cli::bench::execute(args).await,
             Command::Eval(args) => {
                 cli::eval::execute(*args, matches.subcommand_matches("eval")).await
             }

@@ -176,3 +176,31 @@ async fn writes_are_allowed_only_when_asked_for() {
         "hi\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_line_break_decoded_inside_a_python_string_literal_is_run_as_an_escape() {
+    let ws = tempfile::tempdir().unwrap();
+    // What a model sends when it writes '\n' (not '\\n') inside the JSON
+    // string: after decoding, the literal holds a real line break.
+    let broken = "names = ['ana', 'bo']\nprint(', '.join(names) + '\n', end='')\nprint(\"x\ny\")";
+    let server = ScriptedServer::start(vec![code("python", broken, 5), finish("ran")]).await;
+    let run = hermes(
+        &[
+            "run",
+            "run it",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let seen = observation(&server, 1);
+    assert_eq!(seen["status"], "ok", "{seen}");
+    assert_eq!(seen["data"]["stdout"], "ana, bo\nx\ny\n", "{seen}");
+    assert_eq!(
+        seen["data"]["repaired"],
+        hermes::tools::builtin::REPAIR_NOTE
+    );
+}

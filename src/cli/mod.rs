@@ -1,5 +1,6 @@
 //! The `hermes` command line: argument types shared by subcommands.
 
+pub mod bench;
 pub mod eval;
 pub mod exit;
 pub mod faults;
@@ -42,4 +43,6 @@ pub enum Command {
     Memory(memory::MemoryArgs),
     /// Fetch the models the in-process engine runs (pull), and see what is cached (list).
     Model(model_files::ModelCmdArgs),
+    /// Measure what the runtime itself costs per round (loop).
+    Bench(bench::BenchArgs),
 }

@@ -125,7 +125,7 @@ impl LocalLlm {
         let path = &config.model_path;
         if !path.is_file() {
             return Err(LlmError::Other(format!(
-                "no model file at {} (set --model-path or HERMES_MODEL_PATH; scripts/fetch-model.sh fetches one)",
+                "no model file at {} (set --model-path or HERMES_MODEL_PATH, or leave both out to run the default model, which `hermes model pull` fetches)",
                 path.display()
             )));
         }

@@ -92,14 +92,27 @@ impl HttpFetch {
             .ok_or_else(|| ToolError::new(format!("`{host}` has no address")))?;
         if !self.config.allow_private {
             if let Some(private) = addrs.iter().find(|a| is_private(a.ip())) {
+                // On this machine's own address, a path is most likely a workspace file.
+                let hint = match url.path().trim_start_matches('/') {
+                    path if private.ip().is_loopback() && !path.is_empty() => {
+                        format!("; {}", read_file_hint(path))
+                    }
+                    _ => String::new(),
+                };
                 return Err(ToolError::new(format!(
-                    "refused: `{host}` resolves to the private or loopback address {}; fetching local networks is disabled",
+                    "refused: `{host}` resolves to the private or loopback address {}; fetching local networks is disabled{hint}",
                     private.ip()
                 )));
             }
         }
         Ok(first)
     }
+}
+
+/// Points a model that tried to fetch a workspace file at `read_file`.
+fn read_file_hint(path: &str) -> String {
+    let path = path.trim_start_matches("./");
+    format!("a file in the workspace is read with read_file {{\"path\": \"{path}\"}}")
 }
 
 /// Loopback, private, link-local, unique-local, CGNAT, unspecified,
@@ -148,8 +161,18 @@ impl Tool for HttpFetch {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let mut url = Url::parse(super::required_str(&args, "url")?.trim())
-            .map_err(|e| ToolError::new(format!("invalid URL: {e}")))?;
+        let raw = super::required_str(&args, "url")?.trim();
+        let mut url = Url::parse(raw).map_err(|e| {
+            if raw.contains("://") {
+                return ToolError::new(format!("invalid URL: {e}"));
+            }
+            // No scheme: a web address without it, or (more often) a file.
+            ToolError::new(format!(
+                "`{raw}` is not a URL (no http:// or https://): for a web page write https://{}; {}",
+                raw.trim_start_matches("./"),
+                read_file_hint(raw)
+            ))
+        })?;
         let mut method = Method::from_bytes(
             args.get("method")
                 .and_then(Value::as_str)

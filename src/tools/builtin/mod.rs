@@ -2,6 +2,7 @@
 
 mod http_fetch;
 mod list_dir;
+mod python_newlines;
 mod read_file;
 mod run_code;
 mod web_search;
@@ -9,8 +10,9 @@ mod write_file;
 
 pub use http_fetch::{is_private, HttpFetch, HttpFetchConfig};
 pub use list_dir::ListDir;
+pub use python_newlines::escape_newlines_in_strings;
 pub use read_file::ReadFile;
-pub use run_code::RunCode;
+pub use run_code::{RunCode, REPAIR_NOTE};
 pub use web_search::{SearchConfigError, SearchProvider, WebSearch};
 pub use write_file::WriteFile;
 

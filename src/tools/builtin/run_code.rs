@@ -5,6 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
+use super::python_newlines::escape_newlines_in_strings;
 use crate::tools::sandbox::{self, SandboxConfig};
 use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec};
 
@@ -14,6 +15,9 @@ pub const DEFAULT_CODE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MIN_CODE_TIMEOUT: Duration = Duration::from_millis(100);
 /// Longest run the model may ask for.
 pub const MAX_CODE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Said in the result when line breaks inside string literals were escaped.
+pub const REPAIR_NOTE: &str = r"line breaks inside one-line string literals were run as \n (write \\n in JSON for a \n in the code)";
 
 /// Runs code in the sandbox described by its config.
 pub struct RunCode {
@@ -60,8 +64,16 @@ impl Tool for RunCode {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let code = super::required_str(&args, "code")?;
-        let interpreter: &[&str] = match super::required_str(&args, "language")? {
+        let mut code = super::required_str(&args, "code")?.to_string();
+        let language = super::required_str(&args, "language")?;
+        // A '\n' that JSON turned into a real line break inside a string literal.
+        let repaired = (language == "python")
+            .then(|| escape_newlines_in_strings(&code))
+            .flatten();
+        if let Some(fixed) = &repaired {
+            code.clone_from(fixed);
+        }
+        let interpreter: &[&str] = match language {
             "bash" => &["/usr/bin/bash", "-c"],
             "python" => &["/usr/bin/python3", "-c"],
             other => {
@@ -81,11 +93,14 @@ impl Tool for RunCode {
                 ))
             });
         let mut argv = interpreter.to_vec();
-        argv.push(code);
+        argv.push(&code);
         let output = sandbox::run(&self.config, &argv, timeout)
             .await
             .map_err(|e| ToolError::new(e.0))?;
-        let data = serde_json::to_value(&output).unwrap_or(Value::Null);
+        let mut data = serde_json::to_value(&output).unwrap_or(Value::Null);
+        if let (Some(_), Some(fields)) = (&repaired, data.as_object_mut()) {
+            fields.insert("repaired".into(), json!(REPAIR_NOTE));
+        }
         let problem = if output.timed_out {
             Some(format!(
                 "timed out after {}s and was killed",

@@ -1,0 +1,95 @@
+//! `hermes bench loop`: what the runtime itself costs per round, measured
+//! on many loops at once against an in-process model with a fixed latency.
+
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use hermes::bench::{LoopBench, LoopReport};
+
+use super::exit;
+use super::output::print_result;
+
+/// Options of `hermes bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Which benchmark.
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+/// The benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// N agent loops at once through the real read_file tool: rounds/s, CPU
+    /// per round, per-round overhead (wall minus model and tool time), RSS.
+    Loop(LoopArgs),
+}
+
+/// Options of `hermes bench loop`.
+#[derive(Debug, Args)]
+pub struct LoopArgs {
+    /// Loops running at once.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub agents: usize,
+    /// Latency of each model call, in milliseconds (0 measures the runtime alone).
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    pub model_latency_ms: u64,
+    /// Rounds per loop (the last one finishes).
+    #[arg(long, default_value_t = 10, value_name = "R")]
+    pub rounds: u32,
+    /// Print the report as one JSON object on the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the benchmark; returns the exit code.
+pub async fn execute(args: BenchArgs) -> i32 {
+    match args.command {
+        BenchCommand::Loop(args) => run_loops(args).await,
+    }
+}
+
+async fn run_loops(args: LoopArgs) -> i32 {
+    if args.agents == 0 || args.rounds == 0 {
+        eprintln!("error: --agents and --rounds must be at least 1");
+        return exit::ERROR;
+    }
+    let bench = LoopBench {
+        agents: args.agents,
+        model_latency: Duration::from_millis(args.model_latency_ms),
+        rounds: args.rounds,
+    };
+    match bench.run().await {
+        Ok(report) => {
+            print_result(args.json.then_some(&report), &render(&report));
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: cannot set up the benchmark's workspace: {e}");
+            exit::ERROR
+        }
+    }
+}
+
+fn render(r: &LoopReport) -> String {
+    format!(
+        "{} loops x {} rounds against a {} ms model: {} finished in {:.2}s\n\
+         rounds/s          {:.0}\n\
+         CPU per round     {:.1} µs ({:.1} µs for the same calls with no loop: {:.2}x)\n\
+         overhead p50/p99  {:.1} / {:.1} µs per round (wall minus model and tool time)\n\
+         peak RSS          {:.1} MiB ({:.1} KiB per agent)",
+        r.agents,
+        if r.agents == 0 { 0 } else { r.rounds / r.agents as u64 },
+        r.model_latency_ms,
+        r.finished,
+        r.seconds,
+        r.rounds_per_sec,
+        r.cpu_per_round_us,
+        r.bare_cpu_per_round_us,
+        r.cpu_ratio,
+        r.overhead_p50_us,
+        r.overhead_p99_us,
+        r.peak_rss_mib,
+        r.rss_per_agent_kib,
+    )
+}

@@ -1,0 +1,144 @@
+//! Repairs the commonest way a model's Python arrives broken: `'\n'` written
+//! inside a JSON string becomes a real line break once the JSON is decoded,
+//! so `f.write(name + '\n')` reaches the interpreter split across two lines
+//! and fails with `SyntaxError: unterminated string literal`. Small models
+//! then retry the same call unchanged until a guard stops them.
+//!
+//! A line break inside a one-line string literal (`'…'` or `"…"`, not
+//! triple-quoted, not after a backslash) is never valid Python, so turning
+//! it back into the escape `\n` cannot break a program that would have run:
+//! it only repairs one that could not.
+
+/// `code` with every line break inside a one-line string literal written as
+/// `\n`, or `None` when there is none (or a literal never closes, where the
+/// quote, not the line break, is what is wrong).
+pub fn escape_newlines_in_strings(code: &str) -> Option<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len() + 8);
+    let mut changed = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '#' => {
+                // A comment runs to the end of the line.
+                while i < chars.len() && chars[i] != '\n' {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            }
+            '\'' | '"' if chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c) => {
+                let end = close_triple(&chars, i + 3, c)?;
+                out.extend(&chars[i..end]);
+                i = end;
+            }
+            '\'' | '"' => {
+                let (end, literal, repaired) = close_single(&chars, i + 1, c)?;
+                out.push(c);
+                out.push_str(&literal);
+                changed |= repaired;
+                i = end;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    changed.then_some(out)
+}
+
+/// Scans a one-line literal opened by `quote` whose body starts at
+/// `start`: the index after its closing quote, the body plus closing quote
+/// with bare line breaks escaped, and whether there were any. `None` if it
+/// never closes.
+fn close_single(chars: &[char], start: usize, quote: char) -> Option<(usize, String, bool)> {
+    let mut body = String::new();
+    let mut repaired = false;
+    let mut i = start;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                body.push('\\');
+                if let Some(&next) = chars.get(i + 1) {
+                    body.push(next);
+                }
+                i += 2;
+            }
+            '\n' => {
+                body.push_str("\\n");
+                repaired = true;
+                i += 1;
+            }
+            '\r' if chars.get(i + 1) == Some(&'\n') => {
+                body.push_str("\\n");
+                repaired = true;
+                i += 2;
+            }
+            c if c == quote => {
+                body.push(quote);
+                return Some((i + 1, body, repaired));
+            }
+            c => {
+                body.push(c);
+                i += 1;
+            }
+        }
+    }
+    None
+}
+
+/// Scans a triple-quoted literal whose body starts at `start`: the index
+/// after its closing triple quote. `None` if it never closes.
+fn close_triple(chars: &[char], start: usize, quote: char) -> Option<usize> {
+    let mut i = start;
+    while i < chars.len() {
+        if chars[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if chars[i] == quote && chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote)
+        {
+            return Some(i + 3);
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_break_inside_a_one_line_literal_becomes_an_escape() {
+        let broken = "with open('out.txt', 'w') as f:\n    f.write(name + '\n')\nprint(\"a\nb\")";
+        let fixed = escape_newlines_in_strings(broken).unwrap();
+        assert_eq!(
+            fixed,
+            "with open('out.txt', 'w') as f:\n    f.write(name + '\\n')\nprint(\"a\\nb\")"
+        );
+    }
+
+    #[test]
+    fn valid_code_is_left_alone() {
+        for code in [
+            "print('a\\nb')\nx = 1",
+            "s = '''one\ntwo'''\nprint(s)",
+            "t = \"\"\"a\n'b'\n\"\"\"",
+            "# it's a comment\nprint(\"it's\")",
+            "x = 'a\\\nb'",
+            "d = {'k': \"v\"}  # don't",
+            "print(f\"{d['k']}\")",
+            "",
+        ] {
+            assert_eq!(escape_newlines_in_strings(code), None, "{code:?}");
+        }
+    }
+
+    #[test]
+    fn a_literal_that_never_closes_is_not_guessed_at() {
+        assert_eq!(escape_newlines_in_strings("print('abc)\nx = 1"), None);
+        assert_eq!(escape_newlines_in_strings("s = '''abc"), None);
+    }
+}
