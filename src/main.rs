@@ -35,9 +35,7 @@ fn main() {
         | Command::Eval(_)
         | Command::Memory(_)
         | Command::Model(_)
-        | Command::Bench(_) => {
-            Default::default()
-        }
+        | Command::Bench(_) => Default::default(),
     };
     // Telemetry starts before the async runtime and stops after it, so the
     // blocking OTLP client is never created or dropped on a runtime thread.

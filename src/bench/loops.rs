@@ -144,7 +144,9 @@ impl LoopBench {
                 if let Ok(mut ends) = start.lock() {
                     ends.push(Instant::now());
                 }
-                agent.run("Read the files in turn.", &CancellationToken::new()).await
+                agent
+                    .run("Read the files in turn.", &CancellationToken::new())
+                    .await
             }));
         }
         let mut finished = 0;
@@ -160,14 +162,24 @@ impl LoopBench {
         let peak = process::peak_rss_bytes().unwrap_or(0);
         let mut overheads: Vec<f64> = timings.iter().flat_map(overheads_us).collect();
         overheads.sort_by(f64::total_cmp);
-        let per_round = |total: f64| if rounds == 0 { 0.0 } else { total / rounds as f64 };
+        let per_round = |total: f64| {
+            if rounds == 0 {
+                0.0
+            } else {
+                total / rounds as f64
+            }
+        };
         Ok(LoopReport {
             agents: self.agents,
             model_latency_ms: self.model_latency.as_secs_f64() * 1e3,
             finished,
             rounds,
             seconds,
-            rounds_per_sec: if seconds > 0.0 { rounds as f64 / seconds } else { 0.0 },
+            rounds_per_sec: if seconds > 0.0 {
+                rounds as f64 / seconds
+            } else {
+                0.0
+            },
             cpu_per_round_us: per_round(cpu.as_secs_f64() * 1e6),
             overhead_p50_us: percentile(&overheads, 0.50),
             overhead_p99_us: percentile(&overheads, 0.99),
@@ -206,7 +218,10 @@ impl LoopBench {
                     let _ = model.chat(&request).await;
                     if round < rounds {
                         let mut args = Map::new();
-                        args.insert("path".into(), Value::from(format!("f{}.txt", round % FILES)));
+                        args.insert(
+                            "path".into(),
+                            Value::from(format!("f{}.txt", round % FILES)),
+                        );
                         let _ = tool.call(args).await;
                     }
                 }

@@ -10,7 +10,8 @@ use nix::sys::time::TimeValLike;
 pub fn cpu_time() -> Duration {
     getrusage(UsageWho::RUSAGE_SELF)
         .map(|usage| {
-            let micros = usage.user_time().num_microseconds() + usage.system_time().num_microseconds();
+            let micros =
+                usage.user_time().num_microseconds() + usage.system_time().num_microseconds();
             Duration::from_micros(micros.max(0) as u64)
         })
         .unwrap_or_default()

