@@ -42,6 +42,20 @@ async fn run(task: &str, ws: &Path, server: &ScriptedServer, extra: &[&str]) -> 
     hermes(&args, &server.base_url).await
 }
 
+/// How many entries `hermes memory list` shows for workspace `ws`.
+async fn memory_entries(ws: &Path, server: &ScriptedServer) -> usize {
+    let args = [
+        "memory",
+        "list",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--json",
+    ];
+    let listed = hermes(&args, &server.base_url).await;
+    let entries = listed.outcome();
+    entries.as_array().map_or(0, Vec::len)
+}
+
 /// The first user turn of chat request `i`.
 fn first_user_turn(server: &ScriptedServer, i: usize) -> String {
     server.requests()[i]["messages"][1]["content"]
@@ -101,19 +115,7 @@ async fn a_finished_run_is_recalled_into_the_next_related_run() {
     );
 
     // Each finished run left one entry.
-    let listed = hermes(
-        &[
-            "memory",
-            "list",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
-    let entries = listed.outcome();
-    assert_eq!(entries.as_array().unwrap().len(), 2, "{entries}");
+    assert_eq!(memory_entries(ws.path(), &server).await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,18 +146,7 @@ async fn unrelated_goals_recall_nothing_and_stopped_runs_store_nothing() {
     assert!(listing.contains("users.csv"), "{listing}");
     assert!(!listing.contains(".hermes"), "{listing}");
 
-    let listed = hermes(
-        &[
-            "memory",
-            "list",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
-    assert_eq!(listed.outcome().as_array().unwrap().len(), 1);
+    assert_eq!(memory_entries(ws.path(), &server).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

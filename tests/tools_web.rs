@@ -319,7 +319,7 @@ async fn a_path_or_a_local_address_points_the_model_at_read_file() {
     let error = bare.error.unwrap_or_default();
     assert!(error.contains("`./settings.ini` is not a URL"), "{error}");
     assert!(
-        error.contains(r#"read_file {"path": "settings.ini"}"#),
+        error.contains(r#"read_file {"path":"settings.ini"}"#),
         "{error}"
     );
     let local = fetch(&tools, "http://localhost/data/scores.csv".into()).await;
@@ -329,7 +329,7 @@ async fn a_path_or_a_local_address_points_the_model_at_read_file() {
         "{error}"
     );
     assert!(
-        error.contains(r#"read_file {"path": "data/scores.csv"}"#),
+        error.contains(r#"read_file {"path":"data/scores.csv"}"#),
         "{error}"
     );
     // A private address that is not this machine gets no such hint.

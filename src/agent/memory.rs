@@ -21,12 +21,32 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
-use crate::memory::bm25::{is_stopword, tokenize};
-use crate::memory::{finished_run_note, Embedder, MemoryStore, MemoryWrite, DEFAULT_TTL};
+use crate::memory::bm25::{is_stopword, shares_enough_terms, tokenize};
+use crate::memory::dedupe::cosine;
+use crate::memory::{
+    finished_run_note, Embedder, MemoryEntry, MemoryError, MemoryStore, MemoryWrite, DEFAULT_TTL,
+};
 use crate::text::{clip, one_line};
 
 /// How many notes of earlier tasks a run is given at most.
 pub const RECALLED_NOTES: usize = 3;
+
+/// The most characters of one note shown in a prompt: three notes stay
+/// well inside a small model's context.
+pub const MAX_NOTE_CHARS: usize = 600;
+
+/// A note found by meaning alone (it fails the keyword floor) is given
+/// only at this cosine similarity or above: embedding models score
+/// unrelated texts at 0.3 to 0.6.
+pub const MIN_NOTE_COSINE: f32 = 0.6;
+
+/// The longest a recall or a write may take (an embedder that hangs must
+/// not eat the run); past it, the run goes on without.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Tools whose observations are never stored as evidence: text from the
+/// web would be carried into later, unrelated runs' prompts.
+const UNSTORED_TOOLS: &[&str] = &["http_fetch", "web_search"];
 
 /// Words of an observation that say nothing about its content: the
 /// envelope's own keys and values.
@@ -110,22 +130,48 @@ impl LongTermMemory {
         &self.store
     }
 
-    /// The notes nearest `goal`, at most [`RECALLED_NOTES`]; none when the
-    /// store fails (with a warning). Each recalled entry's time-to-live
-    /// starts again.
+    /// The notes nearest `goal`, at most [`RECALLED_NOTES`]: each shares
+    /// enough of the goal's words, or is at least [`MIN_NOTE_COSINE`] near
+    /// it by meaning. None when the store fails or takes longer than
+    /// [`STEP_TIMEOUT`] (with a warning). Each recalled entry's
+    /// time-to-live starts again.
     pub async fn recall(&self, goal: &str) -> RecalledNotes {
-        let embedding = self.embed(goal).await;
-        match self
-            .store
-            .recall(goal, embedding.as_deref(), RECALLED_NOTES)
-            .await
-        {
-            Ok(found) => RecalledNotes {
-                ids: found.iter().map(|r| r.entry.id.clone()).collect(),
-                texts: found.into_iter().map(|r| r.entry.text).collect(),
+        let recalled = tokio::time::timeout(STEP_TIMEOUT, async {
+            let embedding = self.embed(goal).await;
+            let found = self
+                .store
+                .recall(goal, embedding.as_deref(), RECALLED_NOTES)
+                .await?;
+            let near = |entry: &MemoryEntry| {
+                shares_enough_terms(goal, &entry.text)
+                    || matches!(
+                        (embedding.as_deref(), entry.embedding.as_deref()),
+                        (Some(q), Some(e)) if cosine(q, e).is_some_and(|c| c >= MIN_NOTE_COSINE)
+                    )
+            };
+            Ok::<_, MemoryError>(
+                found
+                    .into_iter()
+                    .map(|r| r.entry)
+                    .filter(|entry| near(entry))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .await;
+        match recalled {
+            Ok(Ok(entries)) => RecalledNotes {
+                ids: entries.iter().map(|e| e.id.clone()).collect(),
+                texts: entries.into_iter().map(|e| e.text).collect(),
             },
-            Err(e) => {
+            Ok(Err(e)) => {
                 tracing::warn!("long-term memory: recall skipped: {e}");
+                RecalledNotes::default()
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "long-term memory: recall skipped: it took over {}s",
+                    STEP_TIMEOUT.as_secs()
+                );
                 RecalledNotes::default()
             }
         }
@@ -133,7 +179,7 @@ impl LongTermMemory {
 
     /// Remembers a run that finished `goal` with `result` after the rounds
     /// of `journal`; returns the id written or refreshed, or `None` (with a
-    /// warning) when the store fails.
+    /// warning) when the store fails or takes over [`STEP_TIMEOUT`].
     pub async fn remember_finished(
         &self,
         goal: &str,
@@ -145,13 +191,24 @@ impl LongTermMemory {
         if let Some(role) = &self.role {
             write = write.with_role(role.clone());
         }
-        if let Some(embedding) = self.embed(&text).await {
-            write = write.with_embedding(embedding);
-        }
-        match self.store.remember(write).await {
-            Ok(written) => Some(written.id),
-            Err(e) => {
+        let written = tokio::time::timeout(STEP_TIMEOUT, async move {
+            if let Some(embedding) = self.embed(&text).await {
+                write = write.with_embedding(embedding);
+            }
+            self.store.remember(write).await
+        })
+        .await;
+        match written {
+            Ok(Ok(written)) => Some(written.id),
+            Ok(Err(e)) => {
                 tracing::warn!("long-term memory: the finished run was not stored: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "long-term memory: the finished run was not stored: it took over {}s",
+                    STEP_TIMEOUT.as_secs()
+                );
                 None
             }
         }
@@ -187,6 +244,7 @@ pub fn notes_block(notes: &[String]) -> String {
         "Notes from earlier tasks (not the current goal; use them only where they help, and check what they say against the workspace):\n",
     );
     for note in notes {
+        let note = clip(note, MAX_NOTE_CHARS);
         let mut lines = note.lines();
         let _ = writeln!(block, "- {}", lines.next().unwrap_or_default());
         for line in lines {
@@ -200,12 +258,14 @@ pub fn notes_block(notes: &[String]) -> String {
 /// The observations `result` rests on: those of the run's successful tool
 /// rounds that share a word or number with it, most shared first (ties in
 /// round order); the last successful observation when none shares any.
-/// Each is given as `action args: observation`.
+/// Web tools' observations are left out ([`UNSTORED_TOOLS`]). Each is
+/// given as `action args: observation`.
 pub fn cited_observations(result: &str, journal: &[JournalEntry]) -> Vec<String> {
     let words = content_words(result);
     let succeeded: Vec<&JournalEntry> = journal
         .iter()
         .filter(|e| !e.is_error() && e.action != UNPARSED && e.action != "finish")
+        .filter(|e| !UNSTORED_TOOLS.contains(&e.action.as_str()))
         .collect();
     let mut cited: Vec<(usize, &JournalEntry)> = succeeded
         .iter()

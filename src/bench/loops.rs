@@ -6,6 +6,7 @@
 //! memory per agent; and, as the baseline run in the same process, the CPU
 //! the same model and tool calls cost with no loop around them.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -54,9 +55,11 @@ pub struct LoopReport {
     pub overhead_p50_us: f64,
     /// 99th percentile of the same.
     pub overhead_p99_us: f64,
-    /// Peak resident memory of the process, in MiB.
+    /// The most resident memory seen while the loops ran (sampled every
+    /// 20 ms), in MiB.
     pub peak_rss_mib: f64,
-    /// (Peak minus resident memory before the loops started) per agent, in KiB.
+    /// (That peak minus resident memory before the loops started) per
+    /// agent, in KiB.
     pub rss_per_agent_kib: f64,
     /// The baseline, run in the same process just before: the same model
     /// calls and tool calls from plain tasks, with no loop around them (no
@@ -117,6 +120,7 @@ impl LoopBench {
             ..Limits::default()
         };
         let rss_before = process::rss_bytes().unwrap_or(0);
+        let sampler = RssSampler::start();
         let cpu_before = process::cpu_time();
         let started = Instant::now();
         let mut loops = Vec::with_capacity(self.agents);
@@ -159,7 +163,7 @@ impl LoopBench {
         }
         let seconds = started.elapsed().as_secs_f64();
         let cpu = process::cpu_time().saturating_sub(cpu_before);
-        let peak = process::peak_rss_bytes().unwrap_or(0);
+        let peak = sampler.stop().await;
         let mut overheads: Vec<f64> = timings.iter().flat_map(overheads_us).collect();
         overheads.sort_by(f64::total_cmp);
         let per_round = |total: f64| {
@@ -237,6 +241,41 @@ impl LoopBench {
         } else {
             cpu.as_secs_f64() * 1e6 / rounds
         }
+    }
+}
+
+/// Samples resident memory every 20 ms and keeps the most it saw.
+struct RssSampler {
+    running: Arc<AtomicBool>,
+    most: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RssSampler {
+    fn start() -> Self {
+        let running = Arc::new(AtomicBool::new(true));
+        let most = Arc::new(AtomicU64::new(0));
+        let (flag, seen) = (Arc::clone(&running), Arc::clone(&most));
+        let task = tokio::spawn(async move {
+            while flag.load(Ordering::Relaxed) {
+                seen.fetch_max(process::rss_bytes().unwrap_or(0), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        Self {
+            running,
+            most,
+            task,
+        }
+    }
+
+    /// Stops sampling; the most resident memory seen, in bytes (now included).
+    async fn stop(self) -> u64 {
+        self.running.store(false, Ordering::Relaxed);
+        let _ = self.task.await;
+        self.most
+            .load(Ordering::Relaxed)
+            .max(process::rss_bytes().unwrap_or(0))
     }
 }
 

@@ -65,8 +65,8 @@ pub struct EvalArgs {
     #[command(flatten)]
     pub limits: LimitArgs,
     /// Each run gets a fresh memory unless the suite says `memory =
-    /// "shared"` (one memory for the suite, kept in the --report folder) or
-    /// --memory FILE names one for every run.
+    /// "shared"` (one memory for the suite, started empty and kept in the
+    /// --report folder) or --memory FILE names one for every run.
     #[command(flatten)]
     pub memory: MemoryFlags,
     #[command(flatten)]
@@ -207,7 +207,17 @@ async fn eval_memory(
     }
     let (path, temp) = match (&flags.memory, suite.memory, &args.report) {
         (Some(path), _, _) => (path.clone(), None),
-        (None, Memory::Shared, Some(dir)) => (dir.join("memory.redb"), None),
+        (None, Memory::Shared, Some(dir)) => {
+            // Each eval starts its shared memory empty: a report folder used
+            // before must not make this run depend on that one.
+            let path = dir.join("memory.redb");
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("cannot clear {}: {e}", path.display()));
+                }
+                _ => (path, None),
+            }
+        }
         (None, Memory::Shared, None) => {
             let temp = tempfile::tempdir()
                 .map_err(|e| format!("cannot make a folder for the shared memory: {e}"))?;

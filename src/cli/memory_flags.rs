@@ -12,6 +12,9 @@ use hermes::memory::{self, EmbedConfig, Embedder, OpenAiEmbedder, RedbStore};
 
 use super::model::ModelArgs;
 
+/// The limit for one embedding request made for memory.
+pub const EMBED_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Long-term memory on the command line.
 #[derive(Debug, Clone, Args)]
 pub struct MemoryFlags {
@@ -95,6 +98,9 @@ impl MemoryFlags {
         };
         let mut config = EmbedConfig::new(model.base_url.clone(), name.clone());
         config.api_key = model.api_key();
+        // Recall sits before the first round: a slow embedder must not eat the run.
+        config.request_timeout = EMBED_TIMEOUT;
+        config.max_attempts = 2;
         Ok(Some(Arc::new(OpenAiEmbedder::new(config)?)))
     }
 }
@@ -104,13 +110,15 @@ impl MemoryFlags {
 #[error("`{0}` is not a number of days; give a positive number such as 30 or 0.5")]
 pub struct BadDays(String);
 
-/// Parses `--memory-ttl`: a positive number of days, fractions allowed.
+/// Parses `--memory-ttl`: a positive number of days, fractions allowed,
+/// at least one second (entries keep whole seconds).
 pub fn parse_days(text: &str) -> Result<Duration, BadDays> {
     text.trim()
         .parse::<f64>()
         .ok()
         .filter(|days| days.is_finite() && *days > 0.0)
         .and_then(|days| Duration::try_from_secs_f64(days * 86_400.0).ok())
+        .filter(|ttl| ttl.as_secs() >= 1)
         .ok_or_else(|| BadDays(text.to_string()))
 }
 
@@ -122,7 +130,7 @@ mod tests {
     fn days_are_positive_numbers() {
         assert_eq!(parse_days("30"), Ok(Duration::from_secs(30 * 86_400)));
         assert_eq!(parse_days("0.5"), Ok(Duration::from_secs(43_200)));
-        for bad in ["0", "-1", "NaN", "inf", "2d", ""] {
+        for bad in ["0", "-1", "NaN", "inf", "2d", "", "0.000001"] {
             assert!(parse_days(bad).is_err(), "{bad}");
         }
     }

@@ -122,10 +122,13 @@ pub enum DecisionError {
 }
 
 /// The decision shape the model is asked for, shown again after a parse error.
-/// The thought's hint says there are no observations before round 1: asked
-/// for "what the last observation showed", small models invented one
-/// (31 of 48 first rounds on `evals/files.toml`, EVALS.md section 4).
-pub const EXPECTED_SHAPE: &str = r#"{"thought": "what the observations so far show (there are none before round 1) and what the next step is", "action": {"name": "<tool name or finish>", "args": {...}}}"#;
+/// Its thought hint asks for "what the last observation showed", and before
+/// round 1 small models invent one (31 of 48 first rounds of the 1.5B model
+/// on `evals/files.toml`). Rewording it to "what the observations so far
+/// show (there are none before round 1)" measured worse (EVALS.md section
+/// 5: the model then fetched workspace files from example.com or declared
+/// a file already there), so the wording stays until a change measures better.
+pub const EXPECTED_SHAPE: &str = r#"{"thought": "what the last observation showed and what the next step is", "action": {"name": "<tool name or finish>", "args": {...}}}"#;
 
 /// Reads a decision from raw model output, repairing and reshaping it leniently.
 ///

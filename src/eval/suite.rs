@@ -52,8 +52,8 @@ pub struct Suite {
     pub tasks: Vec<Task>,
 }
 
-/// What memory runs of a suite start with (read by a later feature; the
-/// core only parses it).
+/// What long-term memory runs of a suite start with (see
+/// [`EvalMemory`](super::runner::EvalMemory)).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Memory {
     /// Every run starts with empty memory (the default).

@@ -14,6 +14,9 @@ pub enum LlmError {
         reason: String,
         /// Which flags and variables set the URL.
         hint: String,
+        /// Whether no connection was made at all (nothing listening, no
+        /// such host), as opposed to one that broke.
+        connect: bool,
     },
     /// The server answered with a non-success status.
     #[error("model server at {url} answered HTTP {status}: {body}")]

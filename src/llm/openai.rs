@@ -144,6 +144,7 @@ impl OpenAiClient {
             url: self.url.clone(),
             reason,
             hint: self.config.origin_hint.clone(),
+            connect: e.is_connect(),
         }
     }
 }
@@ -155,11 +156,12 @@ impl Llm for OpenAiClient {
             .with_min_delay(self.config.min_backoff)
             .with_max_times(self.config.max_attempts.saturating_sub(1))
             .with_jitter();
-        // A server never reached is not there: one error, not three.
+        // A server never reached that refuses the connection is not
+        // there: one error, not three. A connection that broke is retried.
         let worth_retrying = |e: &LlmError| {
             e.is_retryable()
                 && (self.reached.load(Ordering::Relaxed)
-                    || !matches!(e, LlmError::Unreachable { .. }))
+                    || !matches!(e, LlmError::Unreachable { connect: true, .. }))
         };
         (|| self.send_once(request))
             .retry(backoff)
@@ -405,6 +407,7 @@ mod tests {
             url: "http://h/v1/chat/completions".into(),
             reason: "Connection refused".into(),
             hint: "Set --base-url.".into(),
+            connect: true,
         };
         assert_eq!(
             retry_warning(&error, Duration::from_millis(1500)),

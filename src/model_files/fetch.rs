@@ -42,17 +42,19 @@ impl FetchProgress for Quiet {
 pub const ATTEMPTS: usize = 4;
 
 /// Downloads `url` into `path`, continuing what is there. Returns when the
-/// server has sent the whole file (checking it is the caller's job).
+/// server has sent the whole file (checking it is the caller's job); a
+/// file growing past `max_bytes` is refused as soon as it does.
 pub async fn download(
     http: &reqwest::Client,
     url: &str,
     path: &Path,
+    max_bytes: Option<u64>,
     progress: &dyn FetchProgress,
 ) -> Result<(), FetchError> {
     let backoff = ExponentialBuilder::default()
         .with_min_delay(Duration::from_millis(300))
         .with_max_times(ATTEMPTS - 1);
-    (|| attempt(http, url, path, progress))
+    (|| attempt(http, url, path, max_bytes, progress))
         .retry(backoff)
         .when(FetchError::is_retryable)
         .notify(|e, delay| {
@@ -69,6 +71,7 @@ async fn attempt(
     http: &reqwest::Client,
     url: &str,
     path: &Path,
+    max_bytes: Option<u64>,
     progress: &dyn FetchProgress,
 ) -> Result<(), FetchError> {
     let have = tokio::fs::metadata(path).await.map_or(0, |m| m.len());
@@ -99,6 +102,7 @@ async fn attempt(
             })
         }
     };
+    let mut written = if append { have } else { 0 };
     let mut file = tokio::fs::OpenOptions::new()
         .create(true)
         .write(true)
@@ -112,6 +116,13 @@ async fn attempt(
         reason: crate::text::innermost_cause(&e),
     };
     while let Some(chunk) = response.chunk().await.map_err(interrupted)? {
+        written += chunk.len() as u64;
+        if let Some(max) = max_bytes.filter(|&max| written > max) {
+            return Err(FetchError::BadSource {
+                url: url.to_string(),
+                reason: format!("it sends more than the expected {max} bytes"),
+            });
+        }
         file.write_all(&chunk)
             .await
             .map_err(|e| FetchError::io(path, e))?;

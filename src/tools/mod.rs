@@ -27,7 +27,7 @@ pub use result::{ToolError, ToolResult, ToolStatus};
 pub use spec::{ParamKind, ParamSpec, ToolSpec, DEFAULT_TOOL_TIMEOUT};
 pub use toolbox::Toolbox;
 pub use validate::{validate_args, InvalidArgs};
-pub use workspace::Workspace;
+pub use workspace::{Workspace, STATE_DIR};
 
 /// Something the agent can call. Implement this for a custom tool and
 /// register it with [`Toolbox::register`].

@@ -21,6 +21,8 @@ use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use super::workspace::STATE_DIR;
+
 /// Limits and mounts of one sandboxed run.
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
@@ -226,13 +228,12 @@ fn bwrap_args(config: &SandboxConfig, timeout: Duration, limit_nproc: bool) -> V
     } else {
         "--ro-bind"
     };
-    args.extend([
-        bind.into(),
-        workspace,
-        "/workspace".into(),
-        "--chdir".into(),
-        "/workspace".into(),
-    ]);
+    args.extend([bind.into(), workspace, "/workspace".into()]);
+    // Hermes's own state (long-term memory) is not the code's to read or change.
+    if config.workspace.join(STATE_DIR).is_dir() {
+        args.extend(["--tmpfs".into(), format!("/workspace/{STATE_DIR}")]);
+    }
+    args.extend(["--chdir".into(), "/workspace".into()]);
     let cpu = timeout.as_secs() + 1;
     let memory_kb = config.memory_bytes / 1024;
     let file_blocks = config.max_file_bytes / 1024;

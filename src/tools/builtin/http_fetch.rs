@@ -111,8 +111,8 @@ impl HttpFetch {
 
 /// Points a model that tried to fetch a workspace file at `read_file`.
 fn read_file_hint(path: &str) -> String {
-    let path = path.trim_start_matches("./");
-    format!("a file in the workspace is read with read_file {{\"path\": \"{path}\"}}")
+    let args = json!({ "path": path.trim_start_matches("./") });
+    format!("a file in the workspace is read with read_file {args}")
 }
 
 /// Loopback, private, link-local, unique-local, CGNAT, unspecified,

@@ -33,7 +33,8 @@ pub fn escape_newlines_in_strings(code: &str) -> Option<String> {
                 i = end;
             }
             '\'' | '"' => {
-                let (end, literal, repaired) = close_single(&chars, i + 1, c)?;
+                let fstring = is_fstring_prefix(&chars[..i]);
+                let (end, literal, repaired) = close_single(&chars, i + 1, c, fstring)?;
                 out.push(c);
                 out.push_str(&literal);
                 changed |= repaired;
@@ -48,16 +49,61 @@ pub fn escape_newlines_in_strings(code: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Whether the letters just before a quote (the end of `before`) make it
+/// an f-string: a prefix of at most two of `rbfu` that has an `f`.
+fn is_fstring_prefix(before: &[char]) -> bool {
+    let prefix: Vec<char> = before
+        .iter()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || **c == '_')
+        .copied()
+        .collect();
+    prefix.len() <= 2
+        && prefix.iter().any(|c| matches!(c, 'f' | 'F'))
+        && prefix.iter().all(|c| "rRbBfFuU".contains(*c))
+}
+
 /// Scans a one-line literal opened by `quote` whose body starts at
 /// `start`: the index after its closing quote, the body plus closing quote
 /// with bare line breaks escaped, and whether there were any. `None` if it
-/// never closes.
-fn close_single(chars: &[char], start: usize, quote: char) -> Option<(usize, String, bool)> {
+/// never closes. In an f-string (`fstring`), what is inside `{…}` is code:
+/// since Python 3.12 it may hold line breaks and the same quote, so both
+/// are left alone there.
+fn close_single(
+    chars: &[char],
+    start: usize,
+    quote: char,
+    fstring: bool,
+) -> Option<(usize, String, bool)> {
     let mut body = String::new();
     let mut repaired = false;
+    let mut depth = 0usize;
     let mut i = start;
     while i < chars.len() {
-        match chars[i] {
+        let c = chars[i];
+        if fstring && (c == '{' || c == '}') {
+            let doubled = chars.get(i + 1) == Some(&c) && depth == 0;
+            if doubled {
+                body.push(c);
+                body.push(c);
+                i += 2;
+                continue;
+            }
+            if c == '{' {
+                depth += 1;
+            } else {
+                depth = depth.saturating_sub(1);
+            }
+            body.push(c);
+            i += 1;
+            continue;
+        }
+        if depth > 0 {
+            body.push(c);
+            i += 1;
+            continue;
+        }
+        match c {
             '\\' => {
                 body.push('\\');
                 if let Some(&next) = chars.get(i + 1) {
@@ -130,10 +176,24 @@ mod tests {
             "x = 'a\\\nb'",
             "d = {'k': \"v\"}  # don't",
             "print(f\"{d['k']}\")",
+            "print(f'{x\n}')",
+            "print(f\"{d[\"k\"]} {{literal}}\")",
             "",
         ] {
             assert_eq!(escape_newlines_in_strings(code), None, "{code:?}");
         }
+    }
+
+    #[test]
+    fn f_strings_are_repaired_outside_their_braces_only() {
+        assert_eq!(
+            escape_newlines_in_strings("print(f'{n} rows\n')").as_deref(),
+            Some("print(f'{n} rows\\n')")
+        );
+        assert_eq!(
+            escape_newlines_in_strings("print(rf'{n}\n{{x}}')").as_deref(),
+            Some("print(rf'{n}\\n{{x}}')")
+        );
     }
 
     #[test]
