@@ -134,6 +134,10 @@ fn report(outcome: &Outcome, json: bool) {
     }
     if let Some(error) = &outcome.error {
         eprintln!("error: {error}");
+        // Nothing ran: the report would only say the same thing again.
+        if outcome.rounds == 0 && !json {
+            return;
+        }
     } else if !matches!(outcome.status, StopStatus::Finished | StopStatus::Cancelled) {
         eprintln!(
             "stopped: {} guard after {} rounds",
