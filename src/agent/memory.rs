@@ -158,22 +158,12 @@ impl LongTermMemory {
             )
         })
         .await;
-        match recalled {
-            Ok(Ok(entries)) => RecalledNotes {
+        match within_step(recalled, "recall skipped") {
+            Some(entries) => RecalledNotes {
                 ids: entries.iter().map(|e| e.id.clone()).collect(),
                 texts: entries.into_iter().map(|e| e.text).collect(),
             },
-            Ok(Err(e)) => {
-                tracing::warn!("long-term memory: recall skipped: {e}");
-                RecalledNotes::default()
-            }
-            Err(_) => {
-                tracing::warn!(
-                    "long-term memory: recall skipped: it took over {}s",
-                    STEP_TIMEOUT.as_secs()
-                );
-                RecalledNotes::default()
-            }
+            None => RecalledNotes::default(),
         }
     }
 
@@ -198,20 +188,7 @@ impl LongTermMemory {
             self.store.remember(write).await
         })
         .await;
-        match written {
-            Ok(Ok(written)) => Some(written.id),
-            Ok(Err(e)) => {
-                tracing::warn!("long-term memory: the finished run was not stored: {e}");
-                None
-            }
-            Err(_) => {
-                tracing::warn!(
-                    "long-term memory: the finished run was not stored: it took over {}s",
-                    STEP_TIMEOUT.as_secs()
-                );
-                None
-            }
-        }
+        within_step(written, "the finished run was not stored").map(|w| w.id)
     }
 
     /// `text`'s embedding, when an embedder is set and answers.
@@ -230,6 +207,27 @@ impl LongTermMemory {
                 tracing::warn!("long-term memory: keywords only, the embedder failed: {e}");
                 None
             }
+        }
+    }
+}
+
+/// The value of a memory step bounded by [`STEP_TIMEOUT`], or `None` with
+/// a warning that starts with `failed` when the store failed or the step
+/// ran out of time.
+fn within_step<T>(
+    step: Result<Result<T, MemoryError>, tokio::time::error::Elapsed>,
+    failed: &str,
+) -> Option<T> {
+    match step {
+        Ok(Ok(value)) => Some(value),
+        Ok(Err(e)) => {
+            tracing::warn!("long-term memory: {failed}: {e}");
+            None
+        }
+        Err(_) => {
+            let limit = STEP_TIMEOUT.as_secs();
+            tracing::warn!("long-term memory: {failed}: it took over {limit}s");
+            None
         }
     }
 }

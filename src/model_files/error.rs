@@ -87,6 +87,22 @@ impl FetchError {
         }
     }
 
+    /// No connection to `url` (the innermost cause of `e` as the reason).
+    pub(crate) fn unreachable(url: &str, e: &reqwest::Error) -> Self {
+        Self::Unreachable {
+            url: url.to_string(),
+            reason: crate::text::innermost_cause(e),
+        }
+    }
+
+    /// The download from `url` broke off (the innermost cause of `e`).
+    pub(crate) fn interrupted(url: &str, e: &reqwest::Error) -> Self {
+        Self::Interrupted {
+            url: url.to_string(),
+            reason: crate::text::innermost_cause(e),
+        }
+    }
+
     /// An I/O error on `path`.
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {

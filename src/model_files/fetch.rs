@@ -79,11 +79,10 @@ async fn attempt(
     if have > 0 {
         request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
     }
-    let unreachable = |e: reqwest::Error| FetchError::Unreachable {
-        url: url.to_string(),
-        reason: crate::text::innermost_cause(&e),
-    };
-    let mut response = request.send().await.map_err(unreachable)?;
+    let mut response = request
+        .send()
+        .await
+        .map_err(|e| FetchError::unreachable(url, &e))?;
     let status = response.status().as_u16();
     let append = match status {
         206 => true,
@@ -111,10 +110,7 @@ async fn attempt(
         .open(path)
         .await
         .map_err(|e| FetchError::io(path, e))?;
-    let interrupted = |e: reqwest::Error| FetchError::Interrupted {
-        url: url.to_string(),
-        reason: crate::text::innermost_cause(&e),
-    };
+    let interrupted = |e: reqwest::Error| FetchError::interrupted(url, &e);
     while let Some(chunk) = response.chunk().await.map_err(interrupted)? {
         written += chunk.len() as u64;
         if let Some(max) = max_bytes.filter(|&max| written > max) {

@@ -74,10 +74,7 @@ pub async fn find_wheel(
         )
         .send()
         .await
-        .map_err(|e| FetchError::Unreachable {
-            url: url.clone(),
-            reason: crate::text::innermost_cause(&e),
-        })?;
+        .map_err(|e| FetchError::unreachable(&url, &e))?;
     let status = response.status().as_u16();
     if status != 200 {
         return Err(FetchError::Status { url, status });
