@@ -15,6 +15,7 @@
 pub mod actors;
 pub mod agent;
 pub mod bench;
+pub mod cluster;
 pub mod decision;
 pub mod eval;
 pub mod faults;

@@ -7,13 +7,19 @@
 
 use std::time::Duration;
 
-/// Bounds and sampling settings for one agent run.
-#[derive(Debug, Clone, PartialEq)]
+use serde::{Deserialize, Serialize};
+
+/// Bounds and sampling settings for one agent run. Serialized (with the
+/// timeout in milliseconds) when a subtask travels to another node; a
+/// field missing from the other side takes its default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Limits {
     /// Most decision rounds before the run is stopped (`max_rounds`).
     pub max_rounds: u32,
     /// Wall-clock budget for the whole run, enforced while waiting on the
     /// model or a tool.
+    #[serde(with = "millis")]
     pub timeout: Duration,
     /// How many recent rounds the repetition guard looks at.
     pub repetition_window: usize,
@@ -64,5 +70,20 @@ impl Default for Limits {
             evidence_warnings: false,
             reflect_every: 0,
         }
+    }
+}
+
+/// `Duration` as whole milliseconds on the wire.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis().min(u64::MAX as u128) as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
     }
 }

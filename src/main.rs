@@ -31,6 +31,7 @@ fn main() {
     let trace = match &cli.command {
         Command::Run(args) => args.trace.clone(),
         Command::Plan(args) => args.trace.clone(),
+        Command::Node(args) => args.trace.clone(),
         Command::Roles(_)
         | Command::Eval(_)
         | Command::Memory(_)
@@ -62,6 +63,9 @@ fn main() {
             }
             Command::Plan(args) => {
                 cli::plan::execute(args, matches.subcommand_matches("plan"), exporting).await
+            }
+            Command::Node(args) => {
+                cli::node::execute(args, matches.subcommand_matches("node")).await
             }
             Command::Roles(args) => cli::roles::execute(args).await,
             Command::Memory(args) => cli::memory::execute(args).await,

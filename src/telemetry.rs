@@ -135,15 +135,23 @@ pub fn provider(config: &TelemetryConfig) -> Result<SdkTracerProvider, Telemetry
     Ok(builder.build())
 }
 
+/// Log filter when `RUST_LOG` is unset: warnings, except ractor_cluster's
+/// own session warnings, which Hermes reports in its own words (a node
+/// lost, a peer refused).
+pub const DEFAULT_LOG_FILTER: &str = "warn,ractor_cluster=error";
+
 /// Installs the global subscriber: human logs on stderr filtered by
-/// `RUST_LOG` (default `warn`), and every Hermes span to OpenTelemetry
+/// `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]), and every Hermes span to OpenTelemetry
 /// whatever `RUST_LOG` says.
 pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
     let provider = provider(config)?;
     let tracer = provider.tracer("hermes");
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")));
+        .with_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER)),
+        );
     let spans = tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_filter(Targets::new().with_target("hermes", LevelFilter::INFO));

@@ -31,6 +31,8 @@ pub struct Slot {
     pub progress: Option<String>,
     /// Restarts after executor crashes.
     pub restarts: u32,
+    /// Where its last attempt ran: `local` or a worker node's name.
+    pub node: Option<String>,
 }
 
 /// What the planner must do after a failure.
@@ -86,6 +88,7 @@ impl Dag {
             result: None,
             progress: None,
             restarts: 0,
+            node: None,
         }));
     }
 
@@ -203,6 +206,13 @@ impl Dag {
         } else {
             self.skip_dependents(id);
             Some(AfterFailure::GiveUp)
+        }
+    }
+
+    /// Records where subtask `id` runs now (`local` or a node's name).
+    pub fn place(&mut self, id: &str, node: String) {
+        if let Some(slot) = self.slot_mut(id) {
+            slot.node = Some(node);
         }
     }
 
@@ -438,6 +448,7 @@ impl Dag {
                         .progress
                         .clone()
                         .filter(|_| s.state != SubtaskStatus::Finished),
+                    node: s.node.clone(),
                 })
                 .collect(),
             replans: self.replans,

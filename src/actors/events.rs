@@ -28,6 +28,8 @@ pub enum PlanEvent {
         role: String,
         /// Its goal.
         goal: String,
+        /// Where it runs: `local`, or a worker node's name.
+        node: String,
     },
     /// A subtask finished.
     Finished {
@@ -79,10 +81,19 @@ impl fmt::Display for PlanEvent {
                 None => write!(f, "task submitted"),
             },
             PlanEvent::Planned { subtasks } => write!(f, "planned {subtasks} subtask(s)"),
-            PlanEvent::Started { id, role, goal } => {
+            PlanEvent::Started {
+                id,
+                role,
+                goal,
+                node,
+            } => {
+                let on = match node.as_str() {
+                    "local" => String::new(),
+                    node => format!(" on {node}"),
+                };
                 write!(
                     f,
-                    "started   {id} ({role}): {}",
+                    "started   {id} ({role}){on}: {}",
                     crate::text::clip(&crate::text::one_line(goal), 80)
                 )
             }

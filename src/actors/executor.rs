@@ -5,7 +5,7 @@
 //! (the one a restarted executor resumes from) and stops when the
 //! executor's `CancellationToken` is cancelled: by the planner at the task
 //! deadline or at shutdown, or by this actor's own stop. The outcome goes to
-//! the planner exactly once. A panic inside the loop fails this actor, so
+//! the planner (or a worker node's run host) exactly once. A panic inside the loop fails this actor, so
 //! the planner's supervision sees it as `ActorFailed`.
 
 use std::panic::AssertUnwindSafe;
@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use futures::FutureExt;
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{Actor, ActorProcessingErr, ActorRef, DerivedActorRef};
 use tokio_util::sync::CancellationToken;
 
-use super::messages::{ExecutorMsg, LoopPanic, PlannerMsg, SubtaskRun, TaskEvent, TaskId};
+use super::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
 use super::roles::Role;
 use crate::agent::{Agent, LongTermMemory};
 use crate::faults::Faults;
@@ -32,8 +32,9 @@ pub type TaskJournals = Arc<DashMap<String, Vec<JournalEntry>>>;
 
 /// What an executor needs to run, given when it is spawned.
 pub struct ExecutorArgs {
-    /// Where the outcome goes.
-    pub planner: ActorRef<PlannerMsg>,
+    /// Where the outcome goes: the planner, or the run host of a worker
+    /// node (`planner.get_derived()`).
+    pub report_to: DerivedActorRef<ExecutorReport>,
     /// The task the subtask belongs to.
     pub task: TaskId,
     /// The role it plays.
@@ -83,11 +84,16 @@ impl Actor for Executor {
                 let Some(subtask) = current.take() else {
                     return Ok(());
                 };
-                // The planner stops this actor once it has the outcome, so the
-                // outcome always arrives before the termination event.
-                let event = TaskEvent::SubtaskEnded { subtask, outcome };
-                args.planner
-                    .send_message(PlannerMsg::Task(args.task, event))?;
+                // The receiver stops this actor once it has the outcome, so
+                // the outcome always arrives before the termination event.
+                let report = ExecutorReport {
+                    task: args.task,
+                    subtask,
+                    outcome,
+                };
+                if args.report_to.send_message(report).is_err() {
+                    return Err("the receiver of the outcome is gone".into());
+                }
             }
             ExecutorMsg::LoopEnded(Err(panic)) => return Err(panic.into()),
         }

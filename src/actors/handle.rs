@@ -13,6 +13,7 @@ use super::planner::{Planner, PlannerConfig};
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
 use crate::agent::LongTermMemory;
+use crate::cluster::{Cluster, ClusterConfig};
 use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::llm::Llm;
@@ -55,6 +56,7 @@ pub struct HermesBuilder {
     events: Option<EventSink>,
     faults: Faults,
     memory: Option<LongTermMemory>,
+    cluster: Option<ClusterConfig>,
 }
 
 impl HermesBuilder {
@@ -116,9 +118,35 @@ impl HermesBuilder {
         self
     }
 
-    /// Starts the planner actor.
+    /// Runs subtasks on the worker node at `addr` (`HOST:PORT`, a running
+    /// `hermes node` or [`crate::cluster::Node`]) when it serves their
+    /// role; call once per node. Every node and planner of a cluster uses
+    /// the same `cookie`. Nodes that cannot be reached are dialed again in
+    /// the background; subtasks run locally meanwhile.
+    pub fn connect(mut self, addr: impl Into<String>, cookie: impl Into<String>) -> Self {
+        let config = self.cluster.get_or_insert_with(ClusterConfig::default);
+        config.connect.push(addr.into());
+        config.cookie = cookie.into();
+        self
+    }
+    /// The whole cluster setup at once (addresses, cookie, TLS, notices).
+    pub fn cluster(mut self, config: ClusterConfig) -> Self {
+        self.cluster = Some(config);
+        self
+    }
+
+    /// Starts the planner actor (and, with [`HermesBuilder::connect`],
+    /// waits up to a few seconds for the first session with each node).
     pub async fn spawn(self) -> Result<Hermes, HermesError> {
         let llm = self.llm.ok_or(HermesError::NoModel)?;
+        let cluster = match self.cluster {
+            Some(config) if !config.connect.is_empty() => Some(
+                Cluster::connect(config)
+                    .await
+                    .map_err(|e| HermesError::Start(e.to_string()))?,
+            ),
+            _ => None,
+        };
         let mut models = Models::new(llm);
         if let Some(factory) = self.factory {
             models = models.with_factory(factory);
@@ -134,17 +162,19 @@ impl HermesBuilder {
             events: self.events,
             faults: self.faults,
             memory: self.memory,
+            cluster: cluster.clone(),
         };
         let (planner, _) = Actor::spawn(None, Planner, config)
             .await
             .map_err(|e| HermesError::Start(e.to_string()))?;
-        Ok(Hermes { planner })
+        Ok(Hermes { planner, cluster })
     }
 }
 
 /// A running planner. Submit tasks, register roles; drop or `shutdown` to stop.
 pub struct Hermes {
     planner: ActorRef<PlannerMsg>,
+    cluster: Option<Cluster>,
 }
 
 impl Hermes {
@@ -162,6 +192,7 @@ impl Hermes {
             events: None,
             faults: Faults::none(),
             memory: None,
+            cluster: None,
         }
     }
 
@@ -189,6 +220,15 @@ impl Hermes {
             .map_err(|e| HermesError::Unavailable(e.to_string()))
     }
 
+    /// The worker nodes with a live session, by name (empty without
+    /// [`HermesBuilder::connect`]).
+    pub fn nodes(&self) -> Vec<String> {
+        self.cluster
+            .as_ref()
+            .map(Cluster::nodes)
+            .unwrap_or_default()
+    }
+
     /// The planner's address, for sending messages directly.
     pub fn planner(&self) -> &ActorRef<PlannerMsg> {
         &self.planner
@@ -201,5 +241,8 @@ impl Hermes {
             .planner
             .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(5)))
             .await;
+        if let Some(cluster) = self.cluster {
+            cluster.shutdown().await;
+        }
     }
 }

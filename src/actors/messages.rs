@@ -121,6 +121,46 @@ pub struct SubtaskRun {
     pub trace_context: HashMap<String, String>,
 }
 
+/// What an executor sends when its loop ends: the outcome of one subtask.
+/// An executor only knows this type, through a `DerivedActorRef`, so that
+/// the planner and a worker node's run host can both receive it.
+#[derive(Debug)]
+pub struct ExecutorReport {
+    /// The task the subtask belongs to.
+    pub task: TaskId,
+    /// The subtask id.
+    pub subtask: String,
+    /// The loop's outcome (result, or progress report on a stop).
+    pub outcome: Box<Outcome>,
+}
+
+impl From<ExecutorReport> for PlannerMsg {
+    fn from(report: ExecutorReport) -> Self {
+        PlannerMsg::Task(
+            report.task,
+            TaskEvent::SubtaskEnded {
+                subtask: report.subtask,
+                outcome: report.outcome,
+            },
+        )
+    }
+}
+
+impl TryFrom<PlannerMsg> for ExecutorReport {
+    type Error = PlannerMsg;
+
+    fn try_from(message: PlannerMsg) -> Result<Self, PlannerMsg> {
+        match message {
+            PlannerMsg::Task(task, TaskEvent::SubtaskEnded { subtask, outcome }) => Ok(Self {
+                task,
+                subtask,
+                outcome,
+            }),
+            other => Err(other),
+        }
+    }
+}
+
 /// A panic that ended an executor's loop.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("executor loop crashed: {0}")]

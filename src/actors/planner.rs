@@ -21,6 +21,7 @@ use super::models::Models;
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
 use crate::agent::LongTermMemory;
+use crate::cluster::Cluster;
 use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::tools::Toolbox;
@@ -48,6 +49,9 @@ pub struct PlannerConfig {
     pub faults: Faults,
     /// Long-term memory the executors' loops share, if any.
     pub memory: Option<LongTermMemory>,
+    /// Worker nodes that run subtasks of the roles they serve (none: every
+    /// subtask runs here).
+    pub cluster: Option<Cluster>,
 }
 
 /// The planner's state: its tasks and which task each executor works for.

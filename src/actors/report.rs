@@ -101,6 +101,10 @@ pub struct SubtaskReport {
     /// Its progress report, when it did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
+    /// Where its last attempt ran: `"local"`, or the name of the worker
+    /// node; `null` when it never started.
+    #[serde(default)]
+    pub node: Option<String>,
 }
 
 /// The final report of a task, in the shape `hermes plan --json` prints.

@@ -7,13 +7,13 @@
 //! and the wall clock, which the loop enforces around every model and tool
 //! call (see `run.rs`), as it does the caller's cancellation.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::journal::JournalEntry;
 use crate::limits::Limits;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopStatus {
     /// The model called `finish`.

@@ -76,7 +76,7 @@ impl std::fmt::Debug for LongTermMemory {
 /// What a run did with long-term memory: the ids of the notes it was
 /// given, and the id of the entry it wrote or refreshed (`null` unless it
 /// finished). `hermes run --json` prints it as `"memory"`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct MemoryUse {
     /// Ids of the recalled entries, best first.
     pub recalled: Vec<String>,

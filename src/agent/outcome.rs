@@ -1,7 +1,7 @@
 //! What a run returns: how it ended, its answer or progress report, its
 //! usage and its rounds.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::guard::StopStatus;
 use super::memory::MemoryUse;
@@ -10,7 +10,7 @@ use crate::journal::JournalEntry;
 use crate::llm::Usage;
 
 /// How a run ended, in the shape `hermes run --json` prints.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     /// `finished`, `max_rounds`, `repetition`, `timeout`, `cancelled` or `error`.
     pub status: StopStatus,

@@ -1,6 +1,7 @@
 //! The `hermes` command line: argument types shared by subcommands.
 
 pub mod bench;
+pub mod cluster_flags;
 pub mod eval;
 pub mod exit;
 pub mod faults;
@@ -9,10 +10,12 @@ pub mod memory;
 pub mod memory_flags;
 pub mod model;
 pub mod model_files;
+pub mod node;
 pub mod output;
 pub mod plan;
 pub mod roles;
 pub mod run;
+pub mod team;
 pub mod tools;
 pub mod trace;
 
@@ -43,6 +46,9 @@ pub enum Command {
     Memory(memory::MemoryArgs),
     /// Fetch the models the in-process engine runs (pull), and see what is cached (list).
     Model(model_files::ModelCmdArgs),
+    /// Serve the roles of this machine to planners on other machines
+    /// (a worker node of a Hermes cluster).
+    Node(node::NodeArgs),
     /// Measure what the runtime itself costs per round (loop).
     Bench(bench::BenchArgs),
 }

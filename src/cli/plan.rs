@@ -6,18 +6,18 @@ use std::time::Duration;
 
 use clap::{ArgMatches, Args};
 use hermes::actors::{
-    Hermes, ModelBuildError, ModelFactory, PlanEvent, RoleRegistry, SubtaskStatus, TaskReport,
-    TaskRequest, TaskStatus, DEFAULT_CONCURRENCY, DEFAULT_MAX_REPLANS,
+    Hermes, PlanEvent, SubtaskStatus, TaskReport, TaskRequest, TaskStatus, DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLANS,
 };
-use hermes::llm::Llm;
-use hermes::tools::Workspace;
 
+use super::cluster_flags::ConnectArgs;
 use super::exit;
 use super::faults::FaultArgs;
 use super::memory_flags::MemoryFlags;
 use super::model::ModelArgs;
 use super::output::{parse_seconds, print_result};
-use super::tools::{known_tools, ToolArgs};
+use super::team;
+use super::tools::ToolArgs;
 use super::trace::TraceArgs;
 
 /// Options of `hermes plan`.
@@ -52,6 +52,8 @@ pub struct PlanArgs {
     pub faults: FaultArgs,
     #[command(flatten)]
     pub memory: MemoryFlags,
+    #[command(flatten)]
+    pub cluster: ConnectArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
 }
@@ -92,67 +94,33 @@ async fn start(
     matches: Option<&ArgMatches>,
     exporting: bool,
 ) -> Result<Hermes, String> {
-    let workspace =
-        Workspace::new(&args.workspace).map_err(|e| format!("cannot use the workspace: {e}"))?;
-    let toolbox = args
-        .tools
-        .toolbox(&workspace)
-        .await
-        .map_err(|e| e.to_string())?;
-    let roles =
-        RoleRegistry::load_dir(&args.roles, &known_tools(&toolbox)).map_err(|e| e.to_string())?;
-    for role in roles.all() {
-        for tool in role
-            .tools
-            .iter()
-            .flatten()
-            .filter(|t| !toolbox.names().contains(&t.as_str()))
-        {
-            eprintln!("warning: role `{}` lists `{tool}`, which is not available here; it runs without it", role.name);
-        }
-    }
     let faults = args.faults.faults();
-    let toolbox = faults.wrap_toolbox(&toolbox);
-    let resolved = args
-        .model
-        .resolve(matches)
-        .await
-        .map_err(|e| e.to_string())?;
-    let llm: Arc<dyn Llm> = resolved.llm;
-    let llm = faults.wrap_llm(llm, args.model.request_timeout);
-    let model_args = args.model.clone();
-    let default_llm = Arc::clone(&llm);
-    // Roles that name a model get a client for it on the same server; the
-    // in-process model serves every role.
-    let local = resolved.local;
-    let factory: ModelFactory = Arc::new(move |name: &str| {
-        if local {
-            return Ok(Arc::clone(&default_llm));
-        }
-        let mut per_role = model_args.clone();
-        per_role.model = name.to_string();
-        per_role
-            .client(None)
-            .map(|c| Arc::new(c) as Arc<dyn Llm>)
-            .map_err(|e| ModelBuildError {
-                model: name.to_string(),
-                reason: e.to_string(),
-            })
-    });
+    let team = team::assemble(
+        &args.model,
+        matches,
+        &args.workspace,
+        &args.tools,
+        &args.roles,
+        &faults,
+    )
+    .await?;
     let memory = args
         .memory
-        .open(workspace.root(), &args.model)
+        .open(team.workspace.root(), &args.model)
         .await
         .map_err(|e| e.to_string())?;
     let mut builder = Hermes::builder();
     if let Some(memory) = memory {
         builder = builder.memory(memory);
     }
+    if let Some(cluster) = args.cluster.config()? {
+        builder = builder.cluster(cluster);
+    }
     builder
-        .llm(llm)
-        .model_factory(factory)
-        .toolbox(toolbox)
-        .roles(roles)
+        .llm(Arc::clone(&team.llm))
+        .model_factory(Arc::clone(&team.factory))
+        .toolbox(team.toolbox)
+        .roles(team.roles)
         .concurrency(args.concurrency)
         .max_replans(args.max_replans)
         .faults(faults)

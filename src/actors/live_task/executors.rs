@@ -13,6 +13,7 @@ use crate::actors::executor::{Executor, ExecutorArgs};
 use crate::actors::messages::{ExecutorMsg, SubtaskRun};
 use crate::actors::plan::PlannedSubtask;
 use crate::agent::{Outcome, StopStatus};
+use crate::cluster::remote::{RemoteArgs, RemoteExecutor};
 use crate::journal::JournalEntry;
 use crate::llm::Usage;
 use crate::telemetry;
@@ -50,7 +51,7 @@ impl LiveTask {
             .as_ref()
             .map(|m| m.for_role(role.name.clone()));
         let args = ExecutorArgs {
-            planner: cx.myself.clone(),
+            report_to: cx.myself.get_derived(),
             task: self.id,
             llm: config.models.for_role(role.model.as_deref()),
             role,
@@ -60,11 +61,26 @@ impl LiveTask {
             faults: config.faults.clone(),
             memory,
         };
+        // A retry avoids the node where the last attempt failed.
+        let avoid = self
+            .dag
+            .slot(&spec.id)
+            .filter(|s| s.restarts > 0)
+            .and_then(|s| s.node.clone());
+        let placement = config
+            .cluster
+            .as_ref()
+            .and_then(|c| c.pick(&spec.role, avoid.as_deref()));
+        let node = placement
+            .as_ref()
+            .map_or_else(|| "local".to_string(), |p| p.node.clone());
+        self.dag.place(&spec.id, node.clone());
         if history.is_empty() {
             cx.emit(PlanEvent::Started {
                 id: spec.id.clone(),
                 role: spec.role.clone(),
                 goal: spec.goal.clone(),
+                node,
             });
         }
         let run = SubtaskRun {
@@ -75,7 +91,21 @@ impl LiveTask {
             history,
             trace_context,
         };
-        match Actor::spawn_linked(None, Executor, args, cx.myself.get_cell()).await {
+        let spawned = match (placement, &config.cluster) {
+            (Some(placement), Some(cluster)) => {
+                let remote = RemoteArgs {
+                    placement,
+                    origin: cluster.identity().to_string(),
+                    report_to: args.report_to,
+                    task: args.task,
+                    journals: args.journals,
+                    cancel: args.cancel,
+                };
+                Actor::spawn_linked(None, RemoteExecutor, remote, cx.myself.get_cell()).await
+            }
+            _ => Actor::spawn_linked(None, Executor, args, cx.myself.get_cell()).await,
+        };
+        match spawned {
             Ok((actor, _)) => {
                 cx.owners.insert(actor.get_id(), self.id);
                 if let Err(e) = actor.send_message(ExecutorMsg::Run(Box::new(run))) {

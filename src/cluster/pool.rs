@@ -1,0 +1,234 @@
+//! The worker side: one `Pool` actor per role a node serves. A pool is the
+//! only actor a node exposes to other nodes; it joins `hermes.role.<role>`,
+//! answers `Describe`, and turns each `Run` into a local, supervised
+//! [`RunHost`](super::run_host::RunHost) once the node has a free slot.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{NodeEvent, NodeEventSink};
+use super::run_host::{RunHost, RunHostArgs};
+use super::wire::{role_group, PoolInfo, PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
+use crate::actors::{Models, RoleRegistry};
+use crate::agent::{Outcome, StopStatus};
+use crate::tools::Toolbox;
+
+/// A run the node accepted (waiting for a slot or running).
+pub struct RunEntry {
+    /// The planner node that sent it (`name@host`).
+    pub origin: String,
+    /// Stops the run (its loop ends `cancelled`).
+    pub cancel: CancellationToken,
+}
+
+/// What every pool and run host of one node shares.
+pub struct NodeShared {
+    /// The node's name (`--name`).
+    pub name: String,
+    /// Most subtasks running at once on the node.
+    pub capacity: u32,
+    /// One permit per running subtask.
+    pub slots: Arc<Semaphore>,
+    /// Accepted runs by run id.
+    pub runs: DashMap<String, RunEntry>,
+    /// Accepted runs waiting for a slot.
+    pub queued: AtomicU32,
+    /// Set by a drain: new runs are refused.
+    pub draining: AtomicBool,
+    /// The node's roles.
+    pub roles: RoleRegistry,
+    /// The node's models.
+    pub models: Models,
+    /// Every tool of the node; each role gets its subset.
+    pub toolbox: Arc<Toolbox>,
+    /// Where events go.
+    pub events: Option<NodeEventSink>,
+}
+
+impl NodeShared {
+    /// Reports an event (also as a tracing line).
+    pub fn emit(&self, event: NodeEvent) {
+        tracing::info!("{event}");
+        if let Some(sink) = &self.events {
+            sink(&event);
+        }
+    }
+
+    /// Subtasks running now.
+    pub fn running(&self) -> u32 {
+        self.capacity
+            .saturating_sub(self.slots.available_permits() as u32)
+    }
+
+    /// Cancels every run sent by `origin`; returns how many.
+    pub fn cancel_origin(&self, origin: &str) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.origin == origin)
+            .map(|r| r.cancel.cancel())
+            .count()
+    }
+
+    fn info(&self, role: &str) -> PoolInfo {
+        PoolInfo {
+            protocol: PROTOCOL,
+            node: self.name.clone(),
+            role: role.to_string(),
+            capacity: self.capacity,
+            running: self.running(),
+            queued: self.queued.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What a pool is started with.
+pub struct PoolArgs {
+    /// The node's shared state.
+    pub shared: Arc<NodeShared>,
+    /// The role it serves.
+    pub role: String,
+}
+
+/// Accepts runs of one role for its node.
+pub struct Pool;
+
+impl Actor for Pool {
+    type Msg = PoolMsg;
+    type State = PoolArgs;
+    type Arguments = PoolArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<PoolMsg>,
+        args: PoolArgs,
+    ) -> Result<PoolArgs, ActorProcessingErr> {
+        ractor::pg::join(role_group(&args.role), vec![myself.get_cell()]);
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<PoolMsg>,
+        message: PoolMsg,
+        state: &mut PoolArgs,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            PoolMsg::Describe(reply) => drop(reply.send(Wire::new(state.shared.info(&state.role)))),
+            PoolMsg::Run(Wire(Ok(request)), reply) => accept(&myself, state, request, reply),
+            PoolMsg::Run(Wire(Err(why)), reply) => refuse(&state.shared, "?", why, reply),
+            PoolMsg::Cancel(run_id) => {
+                if let Some(run) = state.shared.runs.get(&run_id) {
+                    run.cancel.cancel();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<PoolMsg>,
+        _event: SupervisionEvent,
+        _state: &mut PoolArgs,
+    ) -> Result<(), ActorProcessingErr> {
+        // A run host answers for its own run, crash included; never stop
+        // the pool because one ended (ractor's default).
+        Ok(())
+    }
+}
+
+fn refuse(shared: &NodeShared, subtask: &str, reason: String, reply: RpcReplyPort<Wire<RunEnded>>) {
+    shared.emit(NodeEvent::Rejected {
+        subtask: subtask.to_string(),
+        reason: reason.clone(),
+    });
+    let _ = reply.send(Wire::new(RunEnded::Rejected(reason)));
+}
+
+/// Why this pool will not run `request`, if it will not.
+fn refusal(state: &PoolArgs, request: &RunRequest) -> Option<String> {
+    let shared = &state.shared;
+    if request.protocol != PROTOCOL {
+        return Some(format!(
+            "protocol {} (node {} speaks {PROTOCOL})",
+            request.protocol, shared.name
+        ));
+    }
+    if shared.draining.load(Ordering::Relaxed) {
+        return Some(format!("node {} is draining", shared.name));
+    }
+    if request.subtask.role != state.role || shared.roles.get(&state.role).is_none() {
+        return Some(format!(
+            "node {} has no role `{}` here",
+            shared.name, request.subtask.role
+        ));
+    }
+    if shared.runs.contains_key(&request.run_id) {
+        return Some(format!("run {} is already here", request.run_id));
+    }
+    None
+}
+
+fn accept(
+    myself: &ActorRef<PoolMsg>,
+    state: &PoolArgs,
+    request: RunRequest,
+    reply: RpcReplyPort<Wire<RunEnded>>,
+) {
+    if let Some(reason) = refusal(state, &request) {
+        return refuse(&state.shared, &request.subtask.id, reason, reply);
+    }
+    let shared = Arc::clone(&state.shared);
+    let cancel = CancellationToken::new();
+    shared.runs.insert(
+        request.run_id.clone(),
+        RunEntry {
+            origin: request.origin.clone(),
+            cancel: cancel.clone(),
+        },
+    );
+    shared.queued.fetch_add(1, Ordering::Relaxed);
+    let pool = myself.get_cell();
+    tokio::spawn(async move {
+        let permit = tokio::select! {
+            permit = Arc::clone(&shared.slots).acquire_owned() => permit.ok(),
+            _ = cancel.cancelled() => None,
+        };
+        shared.queued.fetch_sub(1, Ordering::Relaxed);
+        let Some(permit) = permit else {
+            // Cancelled (or the node closed) before a slot was free.
+            shared.runs.remove(&request.run_id);
+            let outcome = Outcome::from_journal(
+                &request.goal,
+                StopStatus::Cancelled,
+                request.history,
+                Default::default(),
+                None,
+            );
+            let _ = reply.send(Wire::new(RunEnded::Finished {
+                outcome: Box::new(outcome),
+                journal: Vec::new(),
+            }));
+            return;
+        };
+        let run_id = request.run_id.clone();
+        let args = RunHostArgs {
+            shared: Arc::clone(&shared),
+            request,
+            reply,
+            cancel,
+            permit,
+        };
+        if let Err(e) = Actor::spawn_linked(None, RunHost, args, pool).await {
+            // The reply port went down with the arguments; the caller sees
+            // the dropped port as a lost node and retries elsewhere.
+            tracing::warn!("run {run_id} could not start: {e}");
+            shared.runs.remove(&run_id);
+        }
+    });
+}

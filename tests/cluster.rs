@@ -1,0 +1,497 @@
+//! `hermes node` and `hermes plan --connect` as real processes on loopback:
+//! two worker nodes, a planner, a scripted OpenAI-compatible server they
+//! all use, and an OTLP receiver. Each test starts its own processes.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::otlp::OtlpReceiver;
+use common::{finish, hermes, hermes_bin, text, Reply, ScriptedServer};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const COOKIE: &str = "s3cret-cookie";
+
+const ROLE: &str = "name = \"NAME\"\ndescription = \"Does NAME work.\"\nsystem_prompt = \"You are NAME.\"\ntools = [\"read_file\"]\n";
+
+fn roles_dir(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        std::fs::write(
+            dir.path().join(format!("{name}.toml")),
+            ROLE.replace("NAME", name),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A `hermes node` child process and the lines of its stderr.
+struct NodeProc {
+    child: tokio::process::Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    addr: String,
+    _roles: tempfile::TempDir,
+    _workspace: tempfile::TempDir,
+}
+
+impl NodeProc {
+    async fn start(name: &str, roles: &[&str], base_url: &str, extra: &[&str]) -> NodeProc {
+        Self::start_with_cookie(name, roles, base_url, COOKIE, extra).await
+    }
+
+    async fn start_with_cookie(
+        name: &str,
+        roles: &[&str],
+        base_url: &str,
+        cookie: &str,
+        extra: &[&str],
+    ) -> NodeProc {
+        let roles = roles_dir(roles);
+        let workspace = tempfile::tempdir().unwrap();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut child = tokio::process::Command::new(hermes_bin())
+            .args([
+                "node", "--listen", &addr, "--cookie", cookie, "--name", name,
+            ])
+            .arg("--roles")
+            .arg(roles.path())
+            .arg("--workspace")
+            .arg(workspace.path())
+            .args(extra)
+            .env("HERMES_BASE_URL", base_url)
+            .env("HERMES_MODEL", "scripted")
+            .env("NO_COLOR", "1")
+            .env_remove("HERMES_COOKIE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn hermes node");
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let stderr = child.stderr.take().unwrap();
+        let sink = Arc::clone(&lines);
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let node = NodeProc {
+            child,
+            lines,
+            addr,
+            _roles: roles,
+            _workspace: workspace,
+        };
+        node.wait_for("listening on", Duration::from_secs(20)).await;
+        node
+    }
+
+    fn stderr(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+
+    async fn wait_for(&self, needle: &str, within: Duration) {
+        let until = tokio::time::Instant::now() + within;
+        while !self.stderr().contains(needle) {
+            assert!(
+                tokio::time::Instant::now() < until,
+                "no `{needle}` on the node's stderr within {within:?}:\n{}",
+                self.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// SIGTERM, then waits for the exit (spans are flushed at exit).
+    async fn terminate(&mut self) -> i32 {
+        let pid = self.child.id().expect("running") as i32;
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("node exits after SIGTERM")
+            .unwrap();
+        status.code().unwrap_or(-1)
+    }
+}
+
+/// The planner's plan: `subtasks` as (id, role, goal), no dependencies.
+fn plan_reply(subtasks: &[(String, String, String)]) -> Reply {
+    let subtasks: Vec<Value> = subtasks
+        .iter()
+        .map(|(id, role, goal)| json!({"id": id, "role": role, "goal": goal, "depends_on": []}))
+        .collect();
+    Reply::Content(json!({ "subtasks": subtasks }).to_string())
+}
+
+fn is_planner(req: &Value) -> bool {
+    req["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("You are the planner")
+}
+
+fn is_answer(req: &Value) -> bool {
+    req["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("final answer of a team")
+}
+
+/// The executor's goal line (`Goal: ...`) of a decision request.
+fn goal_of(req: &Value) -> String {
+    req["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Goal: "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every executor finishes at once with `done: <goal>`.
+fn one_round(subtasks: Vec<(String, String, String)>) -> impl Fn(&Value) -> Reply {
+    move |req| {
+        if is_planner(req) {
+            plan_reply(&subtasks)
+        } else if is_answer(req) {
+            text("all done")
+        } else {
+            finish(&format!("done: {}", goal_of(req)))
+        }
+    }
+}
+
+fn subtask(id: &str, role: &str, goal: &str) -> (String, String, String) {
+    (id.into(), role.into(), goal.into())
+}
+
+async fn plan(server: &ScriptedServer, roles: &[&str], extra: &[&str]) -> common::Run {
+    let roles = roles_dir(roles);
+    let workspace = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "plan",
+        "Do the team's work",
+        "--roles",
+        roles.path().to_str().unwrap(),
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    hermes(&args, &server.base_url).await
+}
+
+fn nodes_by_id(report: &Value) -> HashMap<String, String> {
+    report["subtasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["node"].as_str().unwrap_or("null").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn subtasks_run_on_the_nodes_that_serve_their_roles() {
+    let server = ScriptedServer::with_responder(one_round(vec![
+        subtask("s1", "reader", "read the notes"),
+        subtask("s2", "scribe", "write the summary"),
+        subtask("s3", "critic", "judge the summary"),
+    ]))
+    .await;
+    let w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
+    let w2 = NodeProc::start("w2", &["scribe"], &server.base_url, &[]).await;
+    let run = plan(
+        &server,
+        &["reader", "scribe", "critic"],
+        &[
+            "--connect",
+            &w1.addr,
+            "--connect",
+            &w2.addr,
+            "--cookie",
+            COOKIE,
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "finished");
+    let nodes = nodes_by_id(&report);
+    assert_eq!(nodes["s1"], "w1", "{report}");
+    assert_eq!(nodes["s2"], "w2", "{report}");
+    // No node serves `critic`: it runs in the planner's process.
+    assert_eq!(nodes["s3"], "local", "{report}");
+    assert_eq!(report["subtasks"][0]["result"], "done: read the notes");
+    assert!(
+        run.stderr.contains("connected to node w1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("started   s1 (reader) on w1"),
+        "{}",
+        run.stderr
+    );
+    w1.wait_for(
+        "ended    s1: finished after 1 round(s)",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(w1.stderr().contains("started  s1 (reader) for planner-"));
+    assert!(!w1.stderr().contains("s2"), "{}", w1.stderr());
+    // `--local-only` keeps everything here.
+    let run = plan(
+        &server,
+        &["reader", "scribe", "critic"],
+        &["--connect", &w1.addr, "--cookie", COOKIE, "--local-only"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(nodes_by_id(&run.outcome()).values().all(|n| n == "local"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subtask_on_a_killed_node_finishes_on_the_other_once() {
+    let slow_calls = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::clone(&slow_calls);
+    let server = ScriptedServer::with_responder(move |req| {
+        if is_planner(req) {
+            plan_reply(&[subtask("s1", "reader", "the slow job")])
+        } else if is_answer(req) {
+            text("all done")
+        } else if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            // The first attempt hangs until its node is killed.
+            Reply::Delay(Duration::from_secs(60), Box::new(finish("too late")))
+        } else {
+            finish("done on the survivor")
+        }
+    })
+    .await;
+    let mut w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
+    let mut w2 = NodeProc::start("w2", &["reader"], &server.base_url, &[]).await;
+    let (a1, a2) = (w1.addr.clone(), w2.addr.clone());
+    let planner = tokio::spawn({
+        let base_url = server.base_url.clone();
+        async move {
+            let roles = roles_dir(&["reader"]);
+            let workspace = tempfile::tempdir().unwrap();
+            hermes(
+                &[
+                    "plan",
+                    "Do the slow job",
+                    "--roles",
+                    roles.path().to_str().unwrap(),
+                    "--workspace",
+                    workspace.path().to_str().unwrap(),
+                    "--connect",
+                    &a1,
+                    "--connect",
+                    &a2,
+                    "--cookie",
+                    COOKIE,
+                    "--json",
+                ],
+                &base_url,
+            )
+            .await
+        }
+    });
+    // Whichever node got the subtask is killed in the middle of it.
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    let (victim, survivor) = loop {
+        if w1.stderr().contains("started  s1") {
+            break (&mut w1, "w2");
+        }
+        if w2.stderr().contains("started  s1") {
+            break (&mut w2, "w1");
+        }
+        assert!(
+            tokio::time::Instant::now() < until,
+            "s1 never started on a node"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    while slow_calls.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    victim.child.start_kill().unwrap();
+    let run = tokio::time::timeout(Duration::from_secs(30), planner)
+        .await
+        .expect("the planner ends")
+        .unwrap();
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "finished", "{report}");
+    let subtasks = report["subtasks"].as_array().unwrap();
+    assert_eq!(subtasks.len(), 1, "reported once: {report}");
+    assert_eq!(subtasks[0]["status"], "finished");
+    assert_eq!(subtasks[0]["result"], "done on the survivor");
+    assert_eq!(subtasks[0]["node"], survivor, "{report}");
+    assert!(run.stderr.contains("restarted"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("disconnected") || run.stderr.contains("lost node"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_cookie_is_refused_and_the_planner_runs_locally() {
+    let server =
+        ScriptedServer::with_responder(one_round(vec![subtask("s1", "reader", "read it")])).await;
+    let w1 =
+        NodeProc::start_with_cookie("w1", &["reader"], &server.base_url, "right-cookie", &[]).await;
+    let run = plan(
+        &server,
+        &["reader"],
+        &["--connect", &w1.addr, "--cookie", "wrong-cookie"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "finished");
+    assert_eq!(nodes_by_id(&report)["s1"], "local");
+    assert!(
+        run.stderr.contains("warning: node at") && run.stderr.contains("did not accept the cookie"),
+        "{}",
+        run.stderr
+    );
+    w1.wait_for("refused a peer at 127.0.0.1:", Duration::from_secs(5))
+        .await;
+    assert!(w1.stderr().contains("wrong --cookie?"), "{}", w1.stderr());
+    assert!(!w1.stderr().contains("started"), "{}", w1.stderr());
+
+    // No cookie at all is a usage error.
+    let run = plan(&server, &["reader"], &["--connect", &w1.addr]).await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("--connect needs --cookie"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_spans_join_the_tasks_trace() {
+    let receiver = OtlpReceiver::start().await;
+    let server = ScriptedServer::with_responder(one_round(vec![
+        subtask("s1", "reader", "read the notes"),
+        subtask("s2", "scribe", "write the summary"),
+    ]))
+    .await;
+    let otlp = ["--otlp", receiver.url.as_str()];
+    let mut w1 = NodeProc::start("w1", &["reader"], &server.base_url, &otlp).await;
+    let mut w2 = NodeProc::start("w2", &["scribe"], &server.base_url, &otlp).await;
+    let run = plan(
+        &server,
+        &["reader", "scribe"],
+        &[
+            "--connect",
+            &w1.addr,
+            "--connect",
+            &w2.addr,
+            "--cookie",
+            COOKIE,
+            "--otlp",
+            &receiver.url,
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(nodes_by_id(&report)["s1"], "w1");
+    // Nodes flush their spans when they exit.
+    assert_eq!(w1.terminate().await, 0, "{}", w1.stderr());
+    assert_eq!(w2.terminate().await, 0, "{}", w2.stderr());
+    let trace_id = report["trace_id"].as_str().expect("trace id").to_string();
+    let spans = receiver.spans();
+    let in_trace: Vec<_> = spans.iter().filter(|s| s.trace_id == trace_id).collect();
+    let runs: Vec<_> = in_trace
+        .iter()
+        .filter(|s| s.name == "executor.run")
+        .collect();
+    assert_eq!(runs.len(), 2, "one executor.run per subtask: {in_trace:#?}");
+    for run in runs {
+        let parent = in_trace
+            .iter()
+            .find(|s| s.span_id == run.parent_id)
+            .unwrap_or_else(|| panic!("parent of {run:?} not in the trace"));
+        assert_eq!(parent.name, "subtask");
+        let subtask = &parent.attributes["hermes.subtask_id"];
+        assert!(subtask == "s1" || subtask == "s2", "{parent:?}");
+    }
+    // The remote loops' model calls are in the same trace too.
+    assert!(in_trace.iter().filter(|s| s.name == "llm.call").count() >= 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_hundred_subtasks_spread_over_two_nodes() {
+    let subtasks: Vec<_> = (1..=200)
+        .map(|i| subtask(&format!("s{i}"), "worker", &format!("job {i}")))
+        .collect();
+    let server = ScriptedServer::with_responder(one_round(subtasks)).await;
+    let capacity = ["--capacity", "8"];
+    let w1 = NodeProc::start("w1", &["worker"], &server.base_url, &capacity).await;
+    let w2 = NodeProc::start("w2", &["worker"], &server.base_url, &capacity).await;
+    let run = plan(
+        &server,
+        &["worker"],
+        &[
+            "--connect",
+            &w1.addr,
+            "--connect",
+            &w2.addr,
+            "--cookie",
+            COOKIE,
+            "--concurrency",
+            "16",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "finished");
+    let subtasks = report["subtasks"].as_array().unwrap();
+    assert_eq!(subtasks.len(), 200, "none lost");
+    let mut per_node: HashMap<String, usize> = HashMap::new();
+    for s in subtasks {
+        assert_eq!(s["status"], "finished", "{s}");
+        assert_eq!(
+            s["result"],
+            format!("done: {}", s["goal"].as_str().unwrap())
+        );
+        *per_node
+            .entry(s["node"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert_eq!(
+        per_node.get("w1").copied().unwrap_or(0) + per_node.get("w2").copied().unwrap_or(0),
+        200,
+        "{per_node:?}"
+    );
+    assert!(per_node["w1"] >= 50 && per_node["w2"] >= 50, "{per_node:?}");
+}
