@@ -60,9 +60,21 @@ impl NodeProc {
         cookie: &str,
         extra: &[&str],
     ) -> NodeProc {
+        let addr = format!("127.0.0.1:{}", free_port());
+        Self::start_at(&addr, name, roles, base_url, cookie, extra).await
+    }
+
+    async fn start_at(
+        addr: &str,
+        name: &str,
+        roles: &[&str],
+        base_url: &str,
+        cookie: &str,
+        extra: &[&str],
+    ) -> NodeProc {
+        let addr = addr.to_string();
         let roles = roles_dir(roles);
         let workspace = tempfile::tempdir().unwrap();
-        let addr = format!("127.0.0.1:{}", free_port());
         let mut child = tokio::process::Command::new(hermes_bin())
             .args([
                 "node", "--listen", &addr, "--cookie", cookie, "--name", name,
@@ -494,4 +506,188 @@ async fn two_hundred_subtasks_spread_over_two_nodes() {
         "{per_node:?}"
     );
     assert!(per_node["w1"] >= 50 && per_node["w2"] >= 50, "{per_node:?}");
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_sessions_work_and_plain_planners_are_refused() {
+    let server =
+        ScriptedServer::with_responder(one_round(vec![subtask("s1", "reader", "read it")])).await;
+    let (cert, key, ca) = (fixture("node.pem"), fixture("node.key"), fixture("ca.pem"));
+    let w1 = NodeProc::start(
+        "w1",
+        &["reader"],
+        &server.base_url,
+        &["--tls-cert", &cert, "--tls-key", &key],
+    )
+    .await;
+    assert!(w1.stderr().contains("(TLS)"), "{}", w1.stderr());
+    let run = plan(
+        &server,
+        &["reader"],
+        &["--connect", &w1.addr, "--cookie", COOKIE, "--tls-ca", &ca],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(nodes_by_id(&run.outcome())["s1"], "w1", "{}", run.stderr);
+
+    // Without TLS the node does not let the planner in: it runs locally.
+    let run = plan(
+        &server,
+        &["reader"],
+        &["--connect", &w1.addr, "--cookie", COOKIE],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(nodes_by_id(&run.outcome())["s1"], "local");
+    assert!(run.stderr.contains("warning: node at"), "{}", run.stderr);
+
+    // A key without its certificate is a usage error.
+    let bad = tokio::process::Command::new(hermes_bin())
+        .args([
+            "node",
+            "--listen",
+            "127.0.0.1:1",
+            "--cookie",
+            "c",
+            "--tls-key",
+            &key,
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_lets_running_subtasks_finish_before_the_node_exits() {
+    let server = ScriptedServer::with_responder(|req| {
+        if is_planner(req) {
+            plan_reply(&[subtask("s1", "reader", "a job that takes a while")])
+        } else if is_answer(req) {
+            text("all done")
+        } else {
+            Reply::Delay(
+                Duration::from_millis(1500),
+                Box::new(finish("finished while draining")),
+            )
+        }
+    })
+    .await;
+    let mut w1 =
+        NodeProc::start("w1", &["reader"], &server.base_url, &["--drain-secs", "20"]).await;
+    let addr = w1.addr.clone();
+    let planner = tokio::spawn({
+        let base_url = server.base_url.clone();
+        async move {
+            let roles = roles_dir(&["reader"]);
+            let workspace = tempfile::tempdir().unwrap();
+            let args = [
+                "plan",
+                "Do the job",
+                "--roles",
+                roles.path().to_str().unwrap(),
+                "--workspace",
+                workspace.path().to_str().unwrap(),
+                "--connect",
+                &addr,
+                "--cookie",
+                COOKIE,
+                "--json",
+            ];
+            hermes(&args, &base_url).await
+        }
+    });
+    w1.wait_for("started  s1", Duration::from_secs(20)).await;
+    assert_eq!(w1.terminate().await, 0, "{}", w1.stderr());
+    let stderr = w1.stderr();
+    assert!(
+        stderr.contains("draining: no new subtasks; waiting up to 20 s for 1 running"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ended    s1: finished"), "{stderr}");
+    assert!(stderr.contains("drained: every subtask ended"), "{stderr}");
+    let run = planner.await.unwrap();
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["subtasks"][0]["node"], "w1");
+    assert_eq!(report["subtasks"][0]["result"], "finished while draining");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_that_comes_back_is_used_again() {
+    let first_calls = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::clone(&first_calls);
+    let server = ScriptedServer::with_responder(move |req| {
+        if is_planner(req) {
+            return Reply::Content(
+                json!({"subtasks": [
+                    {"id": "s1", "role": "reader", "goal": "first job", "depends_on": []},
+                    {"id": "s2", "role": "reader", "goal": "second job", "depends_on": ["s1"]}
+                ]})
+                .to_string(),
+            );
+        }
+        if is_answer(req) {
+            return text("all done");
+        }
+        let goal = goal_of(req);
+        if goal.starts_with("first job") {
+            match calls.fetch_add(1, Ordering::SeqCst) {
+                // On the node: hangs until the node is killed.
+                0 => Reply::Delay(Duration::from_secs(60), Box::new(finish("too late"))),
+                // The retry, here: slow enough for the node to come back.
+                _ => Reply::Delay(Duration::from_secs(3), Box::new(finish("first done"))),
+            }
+        } else {
+            finish("second done")
+        }
+    })
+    .await;
+    let mut w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
+    let addr = w1.addr.clone();
+    let planner = tokio::spawn({
+        let (base_url, addr) = (server.base_url.clone(), addr.clone());
+        async move {
+            let roles = roles_dir(&["reader"]);
+            let workspace = tempfile::tempdir().unwrap();
+            let args = [
+                "plan",
+                "Do both jobs",
+                "--roles",
+                roles.path().to_str().unwrap(),
+                "--workspace",
+                workspace.path().to_str().unwrap(),
+                "--connect",
+                &addr,
+                "--cookie",
+                COOKIE,
+                "--json",
+            ];
+            hermes(&args, &base_url).await
+        }
+    });
+    w1.wait_for("started  s1", Duration::from_secs(20)).await;
+    while first_calls.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    w1.child.start_kill().unwrap();
+    let _ = w1.child.wait().await;
+    let w1 = NodeProc::start_at(&addr, "w1", &["reader"], &server.base_url, COOKIE, &[]).await;
+    let run = tokio::time::timeout(Duration::from_secs(30), planner)
+        .await
+        .expect("the planner ends")
+        .unwrap();
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    let nodes = nodes_by_id(&report);
+    assert_eq!(
+        nodes["s1"], "local",
+        "retried here while w1 was down: {report}"
+    );
+    assert_eq!(nodes["s2"], "w1", "w1 is used again: {}", run.stderr);
+    assert!(w1.stderr().contains("started  s2"), "{}", w1.stderr());
 }
