@@ -545,6 +545,40 @@ async fn tls_sessions_work_and_plain_planners_are_refused() {
     assert_eq!(nodes_by_id(&run.outcome())["s1"], "local");
     assert!(run.stderr.contains("warning: node at"), "{}", run.stderr);
 
+    // A node given a CA requires client certificates it signed.
+    let w2 = NodeProc::start(
+        "w2",
+        &["reader"],
+        &server.base_url,
+        &["--tls-cert", &cert, "--tls-key", &key, "--tls-ca", &ca],
+    )
+    .await;
+    let run = plan(
+        &server,
+        &["reader"],
+        &["--connect", &w2.addr, "--cookie", COOKIE, "--tls-ca", &ca],
+    )
+    .await;
+    assert_eq!(nodes_by_id(&run.outcome())["s1"], "local", "{}", run.stderr);
+    let run = plan(
+        &server,
+        &["reader"],
+        &[
+            "--connect",
+            &w2.addr,
+            "--cookie",
+            COOKIE,
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+        ],
+    )
+    .await;
+    assert_eq!(nodes_by_id(&run.outcome())["s1"], "w2", "{}", run.stderr);
+
     // A key without its certificate is a usage error.
     let bad = tokio::process::Command::new(hermes_bin())
         .args([
