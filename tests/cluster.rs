@@ -725,3 +725,59 @@ async fn a_node_that_comes_back_is_used_again() {
     assert_eq!(nodes["s2"], "w1", "w1 is used again: {}", run.stderr);
     assert!(w1.stderr().contains("started  s2"), "{}", w1.stderr());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_frozen_node_is_dropped_by_its_missed_health_checks() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let server = ScriptedServer::with_responder(move |req| {
+        if is_planner(req) {
+            plan_reply(&[subtask("s1", "reader", "a job")])
+        } else if is_answer(req) {
+            text("all done")
+        } else if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            Reply::Delay(Duration::from_secs(60), Box::new(finish("too late")))
+        } else {
+            finish("done here")
+        }
+    })
+    .await;
+    let w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
+    let addr = w1.addr.clone();
+    let planner = tokio::spawn({
+        let base_url = server.base_url.clone();
+        async move {
+            let roles = roles_dir(&["reader"]);
+            let workspace = tempfile::tempdir().unwrap();
+            let args = [
+                "plan",
+                "Do the job",
+                "--roles",
+                roles.path().to_str().unwrap(),
+                "--workspace",
+                workspace.path().to_str().unwrap(),
+                "--connect",
+                &addr,
+                "--cookie",
+                COOKIE,
+                "--json",
+            ];
+            hermes(&args, &base_url).await
+        }
+    });
+    w1.wait_for("started  s1", Duration::from_secs(20)).await;
+    let pid = nix::unistd::Pid::from_raw(w1.child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let run = tokio::time::timeout(Duration::from_secs(40), planner).await;
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    let run = run.expect("the planner ends").unwrap();
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("did not answer 3 health checks"),
+        "{}",
+        run.stderr
+    );
+    let report = run.outcome();
+    assert_eq!(report["subtasks"][0]["node"], "local", "{report}");
+    assert_eq!(report["subtasks"][0]["result"], "done here");
+}

@@ -305,3 +305,71 @@ impl Node {
             .await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actors::roles::parse_role;
+    use crate::llm::ScriptedLlm;
+
+    fn roles() -> RoleRegistry {
+        let roles = RoleRegistry::new();
+        let role = parse_role(
+            "name = \"reader\"\ndescription = \"Reads.\"\nsystem_prompt = \"You read.\"\ntools = []\n",
+        )
+        .unwrap();
+        roles.register(role, &[]).unwrap();
+        roles
+    }
+
+    fn builder(port: u16) -> NodeBuilder {
+        Node::builder()
+            .listen(([127, 0, 0, 1], port).into())
+            .cookie("c")
+            .roles(roles())
+            .llm(Arc::new(ScriptedLlm::new(Vec::<String>::new())))
+    }
+
+    async fn refusal(builder: NodeBuilder) -> String {
+        match builder.start().await {
+            Ok(_) => panic!("the node started"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[tokio::test]
+    async fn bad_settings_are_refused_with_what_to_change() {
+        assert!(refusal(builder(0))
+            .await
+            .contains("give a port other than 0"));
+        assert!(refusal(builder(7).cookie("  ")).await.contains("--cookie"));
+        assert!(refusal(builder(7).name("a@b")).await.contains("no `@`"));
+        assert!(refusal(builder(7).capacity(0))
+            .await
+            .contains("--capacity must be at least 1"));
+        assert!(refusal(builder(7).roles(RoleRegistry::new()))
+            .await
+            .contains("give --roles DIR"));
+        let no_model = Node::builder()
+            .listen(([127, 0, 0, 1], 7).into())
+            .cookie("c")
+            .roles(roles());
+        assert!(refusal(no_model).await.contains("needs a model"));
+        let half_tls = builder(7).tls(TlsFiles {
+            key: Some("k.pem".into()),
+            ..TlsFiles::default()
+        });
+        assert!(refusal(half_tls).await.contains("go together"));
+    }
+
+    #[tokio::test]
+    async fn a_taken_port_is_an_error_naming_the_address() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let error = refusal(builder(port).name("taken")).await;
+        assert!(
+            error.starts_with(&format!("cannot listen on 127.0.0.1:{port}")),
+            "{error}"
+        );
+    }
+}

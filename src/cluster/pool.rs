@@ -232,3 +232,97 @@ fn accept(
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::actors::plan::PlannedSubtask;
+    use crate::actors::roles::parse_role;
+    use crate::limits::Limits;
+    use crate::llm::ScriptedLlm;
+
+    fn shared() -> Arc<NodeShared> {
+        let roles = RoleRegistry::new();
+        let role = parse_role(
+            "name = \"pool_test_role\"\ndescription = \"Reads.\"\nsystem_prompt = \"You read.\"\ntools = []\n",
+        )
+        .unwrap();
+        roles.register(role, &[]).unwrap();
+        Arc::new(NodeShared {
+            name: "n1".into(),
+            capacity: 2,
+            slots: Arc::new(Semaphore::new(2)),
+            runs: DashMap::new(),
+            queued: AtomicU32::new(0),
+            draining: AtomicBool::new(false),
+            roles,
+            models: Models::new(Arc::new(ScriptedLlm::new(Vec::<String>::new()))),
+            toolbox: Arc::new(Toolbox::new()),
+            events: None,
+        })
+    }
+
+    fn request(protocol: u32, role: &str) -> RunRequest {
+        RunRequest {
+            protocol,
+            run_id: "r1".into(),
+            origin: "p@127.0.0.1".into(),
+            subtask: PlannedSubtask {
+                id: "s1".into(),
+                role: role.into(),
+                goal: "g".into(),
+                depends_on: vec![],
+            },
+            goal: "g".into(),
+            limits: Limits::default(),
+            attempt: 0,
+            history: vec![],
+            trace_context: HashMap::new(),
+        }
+    }
+
+    async fn run(pool: &ActorRef<PoolMsg>, payload: Wire<RunRequest>) -> RunEnded {
+        match ractor::call_t!(pool, |port| PoolMsg::Run(payload, port), 2_000) {
+            Ok(Wire(Ok(ended))) => ended,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn runs_it_cannot_take_are_rejected_with_the_reason() {
+        let shared = shared();
+        let args = PoolArgs {
+            shared: Arc::clone(&shared),
+            role: "pool_test_role".into(),
+        };
+        let (pool, _) = Actor::spawn(None, Pool, args).await.unwrap();
+        let info = ractor::call_t!(pool, PoolMsg::Describe, 1_000)
+            .unwrap()
+            .0
+            .unwrap();
+        assert_eq!(
+            (info.node.as_str(), info.capacity, info.running),
+            ("n1", 2, 0)
+        );
+
+        let rejected = |ended: RunEnded| match ended {
+            RunEnded::Rejected(why) => why,
+            other => panic!("{other:?}"),
+        };
+        let why = rejected(run(&pool, Wire::new(request(999, "pool_test_role"))).await);
+        assert!(why.contains("protocol 999"), "{why}");
+        let why = rejected(run(&pool, Wire::new(request(PROTOCOL, "other"))).await);
+        assert!(why.contains("no role `other`"), "{why}");
+        let why = rejected(run(&pool, Wire(Err("undecodable RunRequest".into()))).await);
+        assert!(why.contains("undecodable"), "{why}");
+        shared.draining.store(true, Ordering::Relaxed);
+        let why = rejected(run(&pool, Wire::new(request(PROTOCOL, "pool_test_role"))).await);
+        assert!(why.contains("draining"), "{why}");
+        // Unknown ids are ignored; the pool keeps answering.
+        pool.cast(PoolMsg::Cancel("nope".into())).unwrap();
+        assert!(ractor::call_t!(pool, PoolMsg::Describe, 1_000).is_ok());
+        pool.stop(None);
+    }
+}
