@@ -4,6 +4,11 @@
 
 mod cli;
 
+/// mimalloc instead of the system allocator: see BENCHMARKS.md for what it
+/// saves per round.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
 use hermes::telemetry::{self, TelemetryConfig};

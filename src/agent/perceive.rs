@@ -87,6 +87,59 @@ pub fn messages(
     reflections: &[Reflection],
     limits: &Limits,
 ) -> Vec<ChatMessage> {
+    let rendered: Vec<RenderedRound> = history.iter().map(RenderedRound::of).collect();
+    messages_rendered(system, notes, goal, history, &rendered, reflections, limits)
+}
+
+/// The text of one past round that depends on its journal entry alone:
+/// its summary line and its replayed assistant turn. Entries never change
+/// once journalled, so a run renders each once ([`RenderedRounds`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedRound {
+    /// [`summary_line`] of the entry.
+    pub summary: String,
+    /// The assistant turn that replays the entry's decision.
+    pub reply: String,
+}
+
+impl RenderedRound {
+    /// Renders `entry`.
+    pub fn of(entry: &JournalEntry) -> Self {
+        Self {
+            summary: summary_line(entry),
+            reply: replayed_reply(entry),
+        }
+    }
+}
+
+/// Rendered rounds kept in step with a growing journal: each round is
+/// rendered once, instead of every past round again on every round.
+#[derive(Debug, Default)]
+pub struct RenderedRounds(Vec<RenderedRound>);
+
+impl RenderedRounds {
+    /// Renders the rounds of `history` not rendered yet; returns them all.
+    pub fn sync(&mut self, history: &[JournalEntry]) -> &[RenderedRound] {
+        if self.0.len() > history.len() {
+            self.0.clear();
+        }
+        let done = self.0.len();
+        self.0.extend(history[done..].iter().map(RenderedRound::of));
+        &self.0
+    }
+}
+
+/// [`messages`] with the rounds already rendered (`rendered[i]` is
+/// `history[i]`'s).
+pub fn messages_rendered(
+    system: &str,
+    notes: &str,
+    goal: &str,
+    history: &[JournalEntry],
+    rendered: &[RenderedRound],
+    reflections: &[Reflection],
+    limits: &Limits,
+) -> Vec<ChatMessage> {
     let reflected = |round: u32| {
         reflections
             .iter()
@@ -97,11 +150,13 @@ pub fn messages(
     };
     let split = summarised_rounds(history.len(), limits.full_rounds);
     let (older, recent) = history.split_at(split);
+    let (older_text, recent_text) = rendered.split_at(split);
     let mut opening = format!("{notes}Goal: {goal}");
     if !older.is_empty() {
         opening.push_str("\n\nEarlier rounds (summarised):\n");
-        for entry in older {
-            let _ = writeln!(opening, "{}", summary_line(entry));
+        for text in older_text {
+            opening.push_str(&text.summary);
+            opening.push('\n');
         }
     }
     let _ = write!(
@@ -111,8 +166,8 @@ pub fn messages(
         next_step(older.last(), limits)
     );
     let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
-    for entry in recent {
-        out.push(ChatMessage::assistant(replayed_reply(entry)));
+    for (entry, text) in recent.iter().zip(recent_text) {
+        out.push(ChatMessage::assistant(text.reply.clone()));
         // The goal first, then the news, then what to do: the model reads
         // the success note last (with the goal last, small models redo it).
         out.push(ChatMessage::user(format!(
@@ -261,6 +316,27 @@ mod tests {
         // Whole while the window holds every round, then once per block
         // of half the window (3 rounds) instead of every round.
         assert_eq!(rebuilt_at, vec![7, 10]);
+    }
+
+    #[test]
+    fn rounds_rendered_once_make_the_same_prompt_as_rendering_them_all() {
+        let limits = Limits::default();
+        let all = history(14);
+        let mut rendered = RenderedRounds::default();
+        for n in 0..=all.len() {
+            let seen = &all[..n];
+            let once =
+                messages_rendered("sys", "", "goal", seen, rendered.sync(seen), &[], &limits);
+            assert_eq!(
+                once,
+                messages("sys", "", "goal", seen, &[], &limits),
+                "after {n} rounds"
+            );
+        }
+        // A shorter journal (a new run) starts the rendering over.
+        let short = &all[..2];
+        assert_eq!(rendered.sync(short).len(), 2);
+        assert_eq!(rendered.sync(short)[1], RenderedRound::of(&all[1]));
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(crate) struct Run<'a> {
     pub(crate) reflections: Vec<Reflection>,
     /// The notes of earlier tasks that open the conversation (may be empty).
     notes: String,
+    /// Each journalled round's prompt text, rendered once.
+    rendered: perceive::RenderedRounds,
 }
 
 impl<'a> Run<'a> {
@@ -55,6 +57,7 @@ impl<'a> Run<'a> {
             usage: Usage::default(),
             reflections: Vec::new(),
             notes: String::new(),
+            rendered: perceive::RenderedRounds::default(),
         }
     }
 
@@ -170,12 +173,15 @@ impl<'a> Run<'a> {
     }
 
     /// The conversation the next decision is asked from.
-    fn conversation(&self) -> Vec<ChatMessage> {
-        perceive::messages(
+    fn conversation(&mut self) -> Vec<ChatMessage> {
+        let history = self.journal.entries();
+        let rendered = self.rendered.sync(history);
+        perceive::messages_rendered(
             &self.system,
             &self.notes,
             self.goal,
-            self.journal.entries(),
+            history,
+            rendered,
             &self.reflections,
             &self.agent.limits,
         )
