@@ -397,6 +397,23 @@ async fn a_wrong_cookie_is_refused_and_the_planner_runs_locally() {
     assert!(w1.stderr().contains("wrong --cookie?"), "{}", w1.stderr());
     assert!(!w1.stderr().contains("started"), "{}", w1.stderr());
 
+    // Nothing listening: a warning, and the work runs here.
+    let nobody = format!("127.0.0.1:{}", free_port());
+    let run = plan(
+        &server,
+        &["reader"],
+        &["--connect", &nobody, "--cookie", COOKIE],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(nodes_by_id(&run.outcome())["s1"], "local");
+    assert!(
+        run.stderr
+            .contains(&format!("warning: cannot reach node at {nobody}")),
+        "{}",
+        run.stderr
+    );
+
     // No cookie at all is a usage error.
     let run = plan(&server, &["reader"], &["--connect", &w1.addr]).await;
     assert_eq!(run.code, 1);
