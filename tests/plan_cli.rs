@@ -33,7 +33,7 @@ fn responder(req: &serde_json::Value) -> Reply {
         )
     } else if system.contains("final answer of a team") {
         text("Summary written to summary.txt")
-    } else if user.starts_with("Goal: read notes.txt") {
+    } else if user.contains("Goal: read notes.txt") {
         if user.contains("Observation (round 1)") || req["messages"].as_array().unwrap().len() > 2 {
             finish("notes say: ship it")
         } else {

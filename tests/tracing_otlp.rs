@@ -29,7 +29,9 @@ fn responder(req: &serde_json::Value) -> Reply {
         )
     } else if system.contains("final answer of a team") {
         text("all jobs done")
-    } else if user.starts_with("Goal: job two") {
+    // `contains`, not `starts_with`: a note recalled from a sibling that
+    // finished first may open the first user turn.
+    } else if user.contains("Goal: job two") {
         // Always the same call: the repetition guard fails this executor.
         decision("list_dir", json!({"path": "."}))
     } else if req["messages"].as_array().unwrap().len() > 2 {
