@@ -423,7 +423,7 @@ async fn a_plan_is_one_trace_in_phoenix() {
 
 /// Headless Chromium's picture of `url` (Phoenix's trace view), as PNG.
 fn screenshot(url: &str, path: &Path) {
-    let size = std::env::var("HERMES_TRACE_SCREENSHOT_SIZE").unwrap_or_else(|_| "1600,1000".into());
+    let size = std::env::var("HERMES_TRACE_SCREENSHOT_SIZE").unwrap_or_else(|_| "1600,1250".into());
     let profile = tempfile::tempdir().unwrap();
     let path = std::path::absolute(path).unwrap();
     let out = Command::new("chromium")
@@ -434,8 +434,11 @@ fn screenshot(url: &str, path: &Path) {
             "--no-first-run",
             "--disable-extensions",
             "--hide-scrollbars",
-            // The UI is a single-page app: let it fetch and render.
-            "--virtual-time-budget=20000",
+            // The UI is a single-page app: let it fetch and render, and
+            // run its animations (the trace panel slides in) to the end.
+            "--virtual-time-budget=30000",
+            "--disable-threaded-animation",
+            "--run-all-compositor-stages-before-draw",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--window-size={size}"))
