@@ -415,8 +415,9 @@ async fn a_plan_is_one_trace_in_phoenix() {
     ));
 
     if let Some(path) = std::env::var_os("HERMES_TRACE_SCREENSHOT") {
-        let project = traces["data"][0]["project_id"].as_str().unwrap();
-        let url = format!("{}/projects/{project}/traces/{trace_id}", backend.url);
+        // The UI's own link for a trace id (it redirects to
+        // /projects/<project id>/traces/<trace id>), as the README gives it.
+        let url = format!("{}/redirects/traces/{trace_id}", backend.url);
         screenshot(&url, Path::new(&path));
     }
 }
