@@ -80,6 +80,9 @@ find_python() {
       return 0
     fi
   done
+  if [ -n "${PYTHON:-}" ] && [ ${#found[@]} -eq 0 ]; then
+    cannot_install "PYTHON=$PYTHON is not a command; arize-phoenix $PHOENIX_VERSION needs Python >= $PY_MIN and < $PY_BELOW"
+  fi
   if [ ${#found[@]} -eq 0 ]; then
     cannot_install "no python3 found; arize-phoenix $PHOENIX_VERSION needs Python >= $PY_MIN and < $PY_BELOW (Debian: apt-get install python3 python3-venv)"
   fi
@@ -132,11 +135,12 @@ print_urls() {
   echo "OTLP endpoint: http://127.0.0.1:$p  (hermes plan ... --otlp http://127.0.0.1:$p; spans go to /v1/traces)"
 }
 
-# The environment Phoenix runs with: its state in $dir, nothing fetched
-# from the internet, no telemetry, no agent assistant (it would offer a
-# server-side shell).
+# The environment Phoenix runs with: its state (SQLite) in $dir whatever
+# PHOENIX_* says, no auth, nothing fetched from the internet, no telemetry,
+# no agent assistant (it would offer a server-side shell).
 phoenix_env() {
   export PHOENIX_WORKING_DIR="$dir"
+  unset PHOENIX_SQL_DATABASE_URL PHOENIX_POSTGRES_HOST PHOENIX_HOST_ROOT_PATH PHOENIX_ENABLE_AUTH
   export PHOENIX_TELEMETRY_ENABLED=false
   export PHOENIX_ALLOW_EXTERNAL_RESOURCES=false
   export PHOENIX_DISABLE_AGENT_ASSISTANT=true

@@ -119,6 +119,9 @@ impl Backend {
                 ));
                 None
             }
+            Some(2) => panic!(
+                "Phoenix cannot be installed, and CI is set, so this fails rather than skips:\n{said}"
+            ),
             code => panic!("scripts/trace-backend.sh start exited {code:?}:\n{said}"),
         }
     }
