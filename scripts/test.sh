@@ -4,12 +4,16 @@
 #   - bubblewrap: run_code's sandbox (tests/tools_sandbox.rs)
 #   - chromium: renders the eval HTML report (tests/eval_report.rs)
 #   - @modelcontextprotocol/server-everything: a real MCP server (tests/tools_mcp.rs)
+#   - python3-venv, then Arize Phoenix from PyPI in .venv-phoenix: a real
+#     trace backend (tests/trace_backend.rs; it skips without one unless CI is set)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v chromium >/dev/null || need+=(chromium)
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
@@ -22,5 +26,8 @@ if [ ! -x .ci/node/node_modules/.bin/mcp-server-everything ]; then
   echo "installing the MCP test server under .ci/node" >&2
   npm install --no-audit --no-fund --silent --prefix .ci/node @modelcontextprotocol/server-everything@2026.8.31
 fi
+
+# Phoenix for tests/trace_backend.rs (first time: several minutes; then a no-op).
+scripts/trace-backend.sh install >&2 || echo "Phoenix not installed: tests/trace_backend.rs will skip (or fail if CI is set)" >&2
 
 exec cargo test --release "$@"
