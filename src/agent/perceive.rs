@@ -154,7 +154,12 @@ pub fn messages_rendered(
     let mut opening = format!("{notes}Goal: {goal}");
     if !older.is_empty() {
         opening.push_str("\n\nEarlier rounds (summarised):\n");
-        for text in older_text {
+        let counted = counted_rounds(older.len(), limits.full_rounds);
+        if counted > 0 {
+            opening.push_str(&counted_line(&older[..counted]));
+            opening.push('\n');
+        }
+        for text in &older_text[counted..] {
             opening.push_str(&text.summary);
             opening.push('\n');
         }
@@ -189,6 +194,43 @@ pub fn summarised_rounds(rounds: usize, full_rounds: usize) -> usize {
     }
     let block = (full_rounds / 2).max(1);
     (rounds - full_rounds).div_ceil(block) * block
+}
+
+/// How many of the `summarised` oldest rounds are only counted (one line
+/// for all of them) so that at most `full_rounds` summary lines remain:
+/// none until then, then whole blocks of half of it, like
+/// [`summarised_rounds`], so the opening changes once per block. This keeps
+/// a long run's prompt from growing a line per round.
+pub fn counted_rounds(summarised: usize, full_rounds: usize) -> usize {
+    summarised_rounds(summarised, full_rounds.max(1))
+}
+
+/// One line for the oldest rounds: their span and, per tool in order of
+/// first use, how many calls and how many failed.
+fn counted_line(entries: &[JournalEntry]) -> String {
+    let mut tools: Vec<(&str, usize, usize)> = Vec::new();
+    for entry in entries {
+        let failed = usize::from(entry.is_error());
+        match tools.iter_mut().find(|(name, _, _)| *name == entry.action) {
+            Some((_, calls, errors)) => {
+                *calls += 1;
+                *errors += failed;
+            }
+            None => tools.push((&entry.action, 1, failed)),
+        }
+    }
+    let calls: Vec<String> = tools
+        .iter()
+        .map(|(name, calls, errors)| match errors {
+            0 => format!("{name} ×{calls}"),
+            e => format!("{name} ×{calls} ({e} failed)"),
+        })
+        .collect();
+    let (first, last) = (
+        entries.first().map_or(0, |e| e.round),
+        entries.last().map_or(0, |e| e.round),
+    );
+    format!("- rounds {first}–{last}: {}", calls.join(", "))
 }
 
 /// What the model is asked after `previous` (none: the first round).
@@ -316,6 +358,42 @@ mod tests {
         // Whole while the window holds every round, then once per block
         // of half the window (3 rounds) instead of every round.
         assert_eq!(rebuilt_at, vec![7, 10]);
+    }
+
+    #[test]
+    fn a_long_run_keeps_at_most_a_window_of_summary_lines() {
+        let limits = Limits::default();
+        let summary_lines = |rounds: u32| {
+            let turns = messages("sys", "", "g", &history(rounds), &[], &limits);
+            let opening = &turns[1].content;
+            opening.lines().filter(|l| l.starts_with("- round")).count()
+        };
+        // Up to 12 rounds (the eval suite's bound) nothing is counted.
+        assert_eq!(summary_lines(11), 6);
+        let turns = messages("sys", "", "g", &history(11), &[], &limits);
+        assert!(!turns[1].content.contains("- rounds "));
+        // Later the oldest rounds collapse into one counted line.
+        for rounds in 12..60 {
+            assert!(summary_lines(rounds) <= 7, "{rounds} rounds");
+        }
+        let turns = messages("sys", "", "g", &history(29), &[], &limits);
+        assert!(
+            turns[1]
+                .content
+                .contains("- rounds 1–18: read_file ×18 (6 failed)\n- round 19: read_file"),
+            "{}",
+            turns[1].content
+        );
+        // The opening still changes once per block only.
+        let all = history(40);
+        let rebuilt = (20..40)
+            .filter(|&n| {
+                let before = messages("sys", "", "g", &all[..n], &[], &limits);
+                let after = messages("sys", "", "g", &all[..n + 1], &[], &limits);
+                after.len() < before.len() || after[..before.len()] != before[..]
+            })
+            .count();
+        assert_eq!(rebuilt, 7, "once per block of 3 over 20 rounds");
     }
 
     #[test]
