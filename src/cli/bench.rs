@@ -1,5 +1,9 @@
-//! `hermes bench loop`: what the runtime itself costs per round, measured
-//! on many loops at once against an in-process model with a fixed latency.
+//! `hermes bench`: what the runtime itself costs. `loop` measures many
+//! loops at once against an in-process model with a fixed latency; `http`
+//! the same loop through the real HTTP client against a scripted server,
+//! which `serve` runs alone for peer frameworks (see `bench/compare.sh`).
+
+mod http;
 
 use std::time::Duration;
 
@@ -23,6 +27,13 @@ pub enum BenchCommand {
     /// N agent loops at once through the real read_file tool: rounds/s, CPU
     /// per round, per-round overhead (wall minus model and tool time), RSS.
     Loop(LoopArgs),
+    /// N tasks, C at a time, through the real HTTP client against a scripted
+    /// OpenAI-compatible server: rounds/s, client CPU per round, round
+    /// latency, RSS.
+    Http(http::HttpArgs),
+    /// Run the scripted OpenAI-compatible server alone and print its base
+    /// URL, for `bench http --base-url` and peer frameworks.
+    Serve(http::ServeArgs),
 }
 
 /// Options of `hermes bench loop`.
@@ -46,6 +57,8 @@ pub struct LoopArgs {
 pub async fn execute(args: BenchArgs) -> i32 {
     match args.command {
         BenchCommand::Loop(args) => run_loops(args).await,
+        BenchCommand::Http(args) => http::run_http(args).await,
+        BenchCommand::Serve(args) => http::run_serve(args).await,
     }
 }
 
