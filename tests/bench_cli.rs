@@ -89,17 +89,29 @@ fn the_http_bench_runs_every_task_through_its_own_server() {
     }
 }
 
+/// A `hermes bench serve` process, stopped when dropped (also when a test fails).
+struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn the_http_bench_against_a_served_script_and_one_that_is_not_there() {
-    let mut server = std::process::Command::new(common::hermes_bin())
-        .args(["bench", "serve", "--port", "0", "--rounds", "4"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = Served(
+        std::process::Command::new(common::hermes_bin())
+            .args(["bench", "serve", "--port", "0", "--rounds", "4"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut url = String::new();
     std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
         &mut url,
     )
     .unwrap();
@@ -113,8 +125,7 @@ fn the_http_bench_against_a_served_script_and_one_that_is_not_there() {
         .args(["--concurrency", "3", "--rounds", "4", "--json"])
         .output()
         .unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     let stdout = String::from_utf8_lossy(&served.stdout);
     let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(report["rounds"], 24, "{report}");
