@@ -6,7 +6,6 @@
 //! memory per agent; and, as the baseline run in the same process, the CPU
 //! the same model and tool calls cost with no loop around them.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::model::{LatencyModel, FILES};
-use super::process;
+use super::process::{self, RssSampler};
+use super::workspace::BenchWorkspace;
 use crate::agent::{Agent, CancellationToken, StopStatus};
 use crate::limits::Limits;
 use crate::llm::{ChatMessage, ChatRequest, Llm};
@@ -105,14 +105,8 @@ impl LoopBench {
     /// Runs the baseline, then the loops, and measures both. Fails only
     /// when the temporary workspace cannot be made.
     pub async fn run(&self) -> std::io::Result<LoopReport> {
-        let dir = tempfile::tempdir()?;
-        for k in 0..FILES {
-            std::fs::write(
-                dir.path().join(format!("f{k}.txt")),
-                format!("file {k}\n").repeat(20),
-            )?;
-        }
-        let workspace = Workspace::new(dir.path())?;
+        let files = BenchWorkspace::create()?;
+        let workspace = files.workspace.clone();
         let bare_cpu_per_round_us = self.bare(&workspace).await;
         let limits = Limits {
             max_rounds: self.rounds + 1,
@@ -241,41 +235,6 @@ impl LoopBench {
         } else {
             cpu.as_secs_f64() * 1e6 / rounds
         }
-    }
-}
-
-/// Samples resident memory every 20 ms and keeps the most it saw.
-struct RssSampler {
-    running: Arc<AtomicBool>,
-    most: Arc<AtomicU64>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl RssSampler {
-    fn start() -> Self {
-        let running = Arc::new(AtomicBool::new(true));
-        let most = Arc::new(AtomicU64::new(0));
-        let (flag, seen) = (Arc::clone(&running), Arc::clone(&most));
-        let task = tokio::spawn(async move {
-            while flag.load(Ordering::Relaxed) {
-                seen.fetch_max(process::rss_bytes().unwrap_or(0), Ordering::Relaxed);
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        });
-        Self {
-            running,
-            most,
-            task,
-        }
-    }
-
-    /// Stops sampling; the most resident memory seen, in bytes (now included).
-    async fn stop(self) -> u64 {
-        self.running.store(false, Ordering::Relaxed);
-        let _ = self.task.await;
-        self.most
-            .load(Ordering::Relaxed)
-            .max(process::rss_bytes().unwrap_or(0))
     }
 }
 

@@ -43,22 +43,41 @@ impl LatencyModel {
 /// The round a request asks for: the last `Round N of M` in its last user
 /// turn, as the loop writes it (1 when there is none).
 pub fn asked_round(request: &ChatRequest) -> u32 {
-    let Some(last) = request
+    request
         .messages
         .iter()
         .rev()
         .find(|m| m.role == Author::User)
-    else {
-        return 1;
-    };
-    last.content
-        .rsplit("Round ")
+        .map_or(1, |last| round_in(&last.content))
+}
+
+/// The last `Round N of` in `text` (a user turn as the loop writes it); 1
+/// when there is none.
+pub fn round_in(text: &str) -> u32 {
+    text.rsplit("Round ")
         .find_map(|tail| {
             let mut words = tail.split(' ');
             let round = words.next()?.parse().ok()?;
             (words.next() == Some("of")).then_some(round)
         })
         .unwrap_or(1)
+}
+
+/// The script's decision for `round` of a task that finishes in round
+/// `rounds`, as the JSON text the loop parses: `read_file` on `f<k>.txt`
+/// (k = round mod [`FILES`]) before it, `finish` from it on.
+pub fn decision(round: u32, rounds: u32) -> String {
+    let decision = if round >= rounds {
+        json!({"thought": "done", "action": {"name": "finish", "args": {"result": "read every file"}}})
+    } else {
+        json!({"thought": "read the next file", "action": {"name": "read_file", "args": {"path": file_for(round)}}})
+    };
+    decision.to_string()
+}
+
+/// The file the script reads in `round`.
+pub fn file_for(round: u32) -> String {
+    format!("f{}.txt", round % FILES)
 }
 
 #[async_trait]
@@ -68,14 +87,7 @@ impl Llm for LatencyModel {
         if !self.latency.is_zero() {
             tokio::time::sleep(self.latency).await;
         }
-        let round = asked_round(request);
-        let decision = if round >= self.rounds {
-            json!({"thought": "done", "action": {"name": "finish", "args": {"result": "read every file"}}})
-        } else {
-            let file = format!("f{}.txt", round % FILES);
-            json!({"thought": "read the next file", "action": {"name": "read_file", "args": {"path": file}}})
-        };
-        let response = scripted_response(request, decision.to_string());
+        let response = scripted_response(request, decision(asked_round(request), self.rounds));
         if let Ok(mut spent) = self.spent.lock() {
             spent.push(started.elapsed());
         }

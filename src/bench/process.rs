@@ -1,6 +1,9 @@
-//! What this process costs: CPU time so far, and resident memory now and at
-//! its peak (Linux `/proc/self/status`).
+//! What this process costs: CPU time so far (the whole process, or one
+//! thread), and resident memory now, at its peak (Linux `/proc/self/status`)
+//! and as sampled while a benchmark runs ([`RssSampler`]).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::resource::{getrusage, UsageWho};
@@ -8,7 +11,25 @@ use nix::sys::time::TimeValLike;
 
 /// User plus system CPU time of the whole process so far.
 pub fn cpu_time() -> Duration {
-    getrusage(UsageWho::RUSAGE_SELF)
+    usage_time(UsageWho::RUSAGE_SELF)
+}
+
+/// User plus system CPU time of the calling thread so far (Linux; zero
+/// where the platform cannot say).
+pub fn thread_cpu_time() -> Duration {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        usage_time(UsageWho::RUSAGE_THREAD)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        Duration::ZERO
+    }
+}
+
+/// User plus system CPU time of `who`, zero when it cannot be read.
+fn usage_time(who: UsageWho) -> Duration {
+    getrusage(who)
         .map(|usage| {
             let micros =
                 usage.user_time().num_microseconds() + usage.system_time().num_microseconds();
@@ -38,6 +59,42 @@ fn status_kib(field: &str) -> Option<u64> {
         .trim()
         .parse()
         .ok()
+}
+
+/// Samples resident memory every 20 ms and keeps the most it saw.
+pub struct RssSampler {
+    running: Arc<AtomicBool>,
+    most: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RssSampler {
+    /// Starts sampling on the current tokio runtime.
+    pub fn start() -> Self {
+        let running = Arc::new(AtomicBool::new(true));
+        let most = Arc::new(AtomicU64::new(0));
+        let (flag, seen) = (Arc::clone(&running), Arc::clone(&most));
+        let task = tokio::spawn(async move {
+            while flag.load(Ordering::Relaxed) {
+                seen.fetch_max(rss_bytes().unwrap_or(0), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        Self {
+            running,
+            most,
+            task,
+        }
+    }
+
+    /// Stops sampling; the most resident memory seen, in bytes (now included).
+    pub async fn stop(self) -> u64 {
+        self.running.store(false, Ordering::Relaxed);
+        let _ = self.task.await;
+        self.most
+            .load(Ordering::Relaxed)
+            .max(rss_bytes().unwrap_or(0))
+    }
 }
 
 #[cfg(test)]

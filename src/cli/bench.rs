@@ -1,5 +1,13 @@
-//! `hermes bench loop`: what the runtime itself costs per round, measured
-//! on many loops at once against an in-process model with a fixed latency.
+//! `hermes bench`: what the runtime itself costs. `loop` measures many
+//! loops at once against an in-process model with a fixed latency; `http`
+//! the same loop through the real HTTP client against a scripted server,
+//! which `serve` runs alone for peer frameworks (see `bench/compare.sh`);
+//! `plan` one task split into many subtasks through the `Hermes` API; and
+//! `context` how the prompt grows over a long task.
+
+mod context;
+mod http;
+mod plan;
 
 use std::time::Duration;
 
@@ -23,6 +31,19 @@ pub enum BenchCommand {
     /// N agent loops at once through the real read_file tool: rounds/s, CPU
     /// per round, per-round overhead (wall minus model and tool time), RSS.
     Loop(LoopArgs),
+    /// N tasks, C at a time, through the real HTTP client against a scripted
+    /// OpenAI-compatible server: rounds/s, client CPU per round, round
+    /// latency, RSS.
+    Http(http::HttpArgs),
+    /// Run the scripted OpenAI-compatible server alone and print its base
+    /// URL, for `bench http --base-url` and peer frameworks.
+    Serve(http::ServeArgs),
+    /// One task planned into N subtasks over R roles through the Hermes API:
+    /// dispatch overhead per subtask, rounds/s, CPU per round, RSS.
+    Plan(plan::PlanArgs),
+    /// Prompt characters per round over one long task, with the loop's
+    /// window and with the full history replayed.
+    Context(context::ContextArgs),
 }
 
 /// Options of `hermes bench loop`.
@@ -46,6 +67,10 @@ pub struct LoopArgs {
 pub async fn execute(args: BenchArgs) -> i32 {
     match args.command {
         BenchCommand::Loop(args) => run_loops(args).await,
+        BenchCommand::Http(args) => http::run_http(args).await,
+        BenchCommand::Serve(args) => http::run_serve(args).await,
+        BenchCommand::Plan(args) => plan::run_plan(args).await,
+        BenchCommand::Context(args) => context::run_context(args).await,
     }
 }
 

@@ -1,0 +1,95 @@
+//! `hermes bench plan`: one task planned into N subtasks over R roles, run
+//! through the public `Hermes` API against an in-process scripted model.
+
+use std::time::Duration;
+
+use clap::Args;
+use hermes::actors::plan::MAX_SUBTASKS;
+use hermes::bench::plan::MAX_ROLES;
+use hermes::bench::{PlanBench, PlanReport};
+
+use crate::cli::exit;
+use crate::cli::output::print_result;
+
+/// Options of `hermes bench plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Subtasks in the plan (all independent; all run at once).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub subtasks: usize,
+    /// Executor roles the subtasks are spread over, in turn.
+    #[arg(long, default_value_t = 4, value_name = "R")]
+    pub roles: usize,
+    /// Latency of each model call, in milliseconds.
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    pub model_latency_ms: u64,
+    /// Print the report as one JSON object on the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `hermes bench plan`; returns the exit code.
+pub async fn run_plan(args: PlanArgs) -> i32 {
+    if args.subtasks == 0 || args.subtasks > MAX_SUBTASKS {
+        eprintln!("error: --subtasks must be between 1 and {MAX_SUBTASKS} (the planner's limit)");
+        return exit::ERROR;
+    }
+    if args.roles == 0 || args.roles > MAX_ROLES {
+        eprintln!("error: --roles must be between 1 and {MAX_ROLES}");
+        return exit::ERROR;
+    }
+    let bench = PlanBench {
+        subtasks: args.subtasks,
+        roles: args.roles,
+        model_latency: Duration::from_millis(args.model_latency_ms),
+    };
+    match bench.run().await {
+        Ok(report) => {
+            print_result(args.json.then_some(&report), &render(&report));
+            if report.finished_subtasks == report.subtasks {
+                exit::OK
+            } else {
+                eprintln!(
+                    "error: only {} of {} subtasks finished (task {})",
+                    report.finished_subtasks, report.subtasks, report.status
+                );
+                exit::ERROR
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::ERROR
+        }
+    }
+}
+
+fn render(r: &PlanReport) -> String {
+    format!(
+        "1 task planned into {} subtasks over {} roles, {} ms model: {}, {} of {} subtasks finished, \
+         {} rounds ({} model calls) in {:.2}s\n\
+         rounds/s              {:.0}\n\
+         CPU per round         {:.1} µs (planner and executors together)\n\
+         model critical path   {:.1} ms (plan, longest subtask, answer)\n\
+         overhead per subtask  {:.1} µs ((wall - model critical path) / subtasks)\n\
+         dispatch p50/p99      {:.2} / {:.2} ms (plan answered -> subtask's first model call)\n\
+         collect               {:.2} ms (last executor call -> answer call)\n\
+         peak RSS              {:.1} MiB",
+        r.subtasks,
+        r.roles,
+        r.model_latency_ms,
+        r.status,
+        r.finished_subtasks,
+        r.subtasks,
+        r.rounds,
+        r.model_calls,
+        r.seconds,
+        r.rounds_per_sec,
+        r.cpu_per_round_us,
+        r.model_path_ms,
+        r.overhead_per_subtask_us,
+        r.dispatch_p50_ms,
+        r.dispatch_p99_ms,
+        r.collect_ms,
+        r.peak_rss_mib,
+    )
+}
