@@ -49,6 +49,7 @@ pub enum Command {
     /// Serve the roles of this machine to planners on other machines
     /// (a worker node of a Hermes cluster).
     Node(node::NodeArgs),
-    /// Measure what the runtime itself costs per round (loop).
+    /// Measure what the runtime itself costs: loops (loop), the HTTP path
+    /// (http, serve), the actors (plan) and prompt growth (context).
     Bench(bench::BenchArgs),
 }
