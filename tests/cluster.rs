@@ -212,6 +212,41 @@ async fn plan(server: &ScriptedServer, roles: &[&str], extra: &[&str]) -> common
     hermes(&args, &server.base_url).await
 }
 
+/// `hermes plan TASK --connect ADDR…` with `roles`, started now and
+/// awaited later (while the test does things to the nodes).
+fn plan_in_background(
+    server: &ScriptedServer,
+    task: &str,
+    roles: &[&str],
+    nodes: &[&str],
+) -> tokio::task::JoinHandle<common::Run> {
+    let base_url = server.base_url.clone();
+    let task = task.to_string();
+    let roles: Vec<String> = roles.iter().map(|r| r.to_string()).collect();
+    let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+    tokio::spawn(async move {
+        let roles: Vec<&str> = roles.iter().map(String::as_str).collect();
+        let roles = roles_dir(&roles);
+        let workspace = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "plan".to_string(),
+            task,
+            "--roles".into(),
+            roles.path().to_str().unwrap().into(),
+            "--workspace".into(),
+            workspace.path().to_str().unwrap().into(),
+            "--cookie".into(),
+            COOKIE.into(),
+            "--json".into(),
+        ];
+        for node in nodes {
+            args.extend(["--connect".to_string(), node]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        hermes(&args, &base_url).await
+    })
+}
+
 fn nodes_by_id(report: &Value) -> HashMap<String, String> {
     report["subtasks"]
         .as_array()
@@ -306,32 +341,7 @@ async fn a_subtask_on_a_killed_node_finishes_on_the_other_once() {
     let mut w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
     let mut w2 = NodeProc::start("w2", &["reader"], &server.base_url, &[]).await;
     let (a1, a2) = (w1.addr.clone(), w2.addr.clone());
-    let planner = tokio::spawn({
-        let base_url = server.base_url.clone();
-        async move {
-            let roles = roles_dir(&["reader"]);
-            let workspace = tempfile::tempdir().unwrap();
-            hermes(
-                &[
-                    "plan",
-                    "Do the slow job",
-                    "--roles",
-                    roles.path().to_str().unwrap(),
-                    "--workspace",
-                    workspace.path().to_str().unwrap(),
-                    "--connect",
-                    &a1,
-                    "--connect",
-                    &a2,
-                    "--cookie",
-                    COOKIE,
-                    "--json",
-                ],
-                &base_url,
-            )
-            .await
-        }
-    });
+    let planner = plan_in_background(&server, "Do the slow job", &["reader"], &[&a1, &a2]);
     // Whichever node got the subtask is killed in the middle of it.
     let until = tokio::time::Instant::now() + Duration::from_secs(20);
     let (victim, survivor) = loop {
@@ -631,27 +641,7 @@ async fn sigterm_lets_running_subtasks_finish_before_the_node_exits() {
     let mut w1 =
         NodeProc::start("w1", &["reader"], &server.base_url, &["--drain-secs", "20"]).await;
     let addr = w1.addr.clone();
-    let planner = tokio::spawn({
-        let base_url = server.base_url.clone();
-        async move {
-            let roles = roles_dir(&["reader"]);
-            let workspace = tempfile::tempdir().unwrap();
-            let args = [
-                "plan",
-                "Do the job",
-                "--roles",
-                roles.path().to_str().unwrap(),
-                "--workspace",
-                workspace.path().to_str().unwrap(),
-                "--connect",
-                &addr,
-                "--cookie",
-                COOKIE,
-                "--json",
-            ];
-            hermes(&args, &base_url).await
-        }
-    });
+    let planner = plan_in_background(&server, "Do the job", &["reader"], &[&addr]);
     w1.wait_for("started  s1", Duration::from_secs(20)).await;
     assert_eq!(w1.terminate().await, 0, "{}", w1.stderr());
     let stderr = w1.stderr();
@@ -700,27 +690,7 @@ async fn a_node_that_comes_back_is_used_again() {
     .await;
     let mut w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
     let addr = w1.addr.clone();
-    let planner = tokio::spawn({
-        let (base_url, addr) = (server.base_url.clone(), addr.clone());
-        async move {
-            let roles = roles_dir(&["reader"]);
-            let workspace = tempfile::tempdir().unwrap();
-            let args = [
-                "plan",
-                "Do both jobs",
-                "--roles",
-                roles.path().to_str().unwrap(),
-                "--workspace",
-                workspace.path().to_str().unwrap(),
-                "--connect",
-                &addr,
-                "--cookie",
-                COOKIE,
-                "--json",
-            ];
-            hermes(&args, &base_url).await
-        }
-    });
+    let planner = plan_in_background(&server, "Do both jobs", &["reader"], &[&addr]);
     w1.wait_for("started  s1", Duration::from_secs(20)).await;
     while first_calls.load(Ordering::SeqCst) == 0 {
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -761,27 +731,7 @@ async fn a_frozen_node_is_dropped_by_its_missed_health_checks() {
     .await;
     let w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
     let addr = w1.addr.clone();
-    let planner = tokio::spawn({
-        let base_url = server.base_url.clone();
-        async move {
-            let roles = roles_dir(&["reader"]);
-            let workspace = tempfile::tempdir().unwrap();
-            let args = [
-                "plan",
-                "Do the job",
-                "--roles",
-                roles.path().to_str().unwrap(),
-                "--workspace",
-                workspace.path().to_str().unwrap(),
-                "--connect",
-                &addr,
-                "--cookie",
-                COOKIE,
-                "--json",
-            ];
-            hermes(&args, &base_url).await
-        }
-    });
+    let planner = plan_in_background(&server, "Do the job", &["reader"], &[&addr]);
     w1.wait_for("started  s1", Duration::from_secs(20)).await;
     let pid = nix::unistd::Pid::from_raw(w1.child.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
