@@ -113,6 +113,10 @@ impl Inner {
 }
 
 /// A planner's connection to worker nodes. Cheap to clone.
+///
+/// Use one connected planner per process: ractor's process groups are per
+/// process, so two planners' sessions with the same node would see each
+/// other's stand-ins for its pools.
 #[derive(Clone)]
 pub struct Cluster {
     inner: Arc<Inner>,
@@ -246,11 +250,14 @@ impl Cluster {
     }
 }
 
+/// Distinguishes planners started by one process (and, through the
+/// clock, by processes that reuse a pid).
 fn nonce() -> u32 {
+    static STARTED: AtomicUsize = AtomicUsize::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    nanos % 100_000
+    (nanos % 100_000) * 100 + (STARTED.fetch_add(1, Ordering::Relaxed) % 100) as u32
 }
 
 /// Keeps `inner.ready` in step with the sessions; every event is also
