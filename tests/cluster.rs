@@ -247,6 +247,28 @@ fn plan_in_background(
     })
 }
 
+/// A server for one `reader` subtask whose first model call hangs for a
+/// minute (until the test does something to its node) and whose later
+/// calls finish with `later`; the counter says how many calls came.
+async fn first_attempt_hangs(goal: &str, later: &str) -> (ScriptedServer, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let (goal, later) = (goal.to_string(), later.to_string());
+    let server = ScriptedServer::with_responder(move |req| {
+        if is_planner(req) {
+            plan_reply(&[subtask("s1", "reader", &goal)])
+        } else if is_answer(req) {
+            text("all done")
+        } else if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            Reply::Delay(Duration::from_secs(60), Box::new(finish("too late")))
+        } else {
+            finish(&later)
+        }
+    })
+    .await;
+    (server, calls)
+}
+
 fn nodes_by_id(report: &Value) -> HashMap<String, String> {
     report["subtasks"]
         .as_array()
@@ -323,21 +345,7 @@ async fn subtasks_run_on_the_nodes_that_serve_their_roles() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_subtask_on_a_killed_node_finishes_on_the_other_once() {
-    let slow_calls = Arc::new(AtomicUsize::new(0));
-    let calls = Arc::clone(&slow_calls);
-    let server = ScriptedServer::with_responder(move |req| {
-        if is_planner(req) {
-            plan_reply(&[subtask("s1", "reader", "the slow job")])
-        } else if is_answer(req) {
-            text("all done")
-        } else if calls.fetch_add(1, Ordering::SeqCst) == 0 {
-            // The first attempt hangs until its node is killed.
-            Reply::Delay(Duration::from_secs(60), Box::new(finish("too late")))
-        } else {
-            finish("done on the survivor")
-        }
-    })
-    .await;
+    let (server, slow_calls) = first_attempt_hangs("the slow job", "done on the survivor").await;
     let mut w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
     let mut w2 = NodeProc::start("w2", &["reader"], &server.base_url, &[]).await;
     let (a1, a2) = (w1.addr.clone(), w2.addr.clone());
@@ -715,20 +723,7 @@ async fn a_node_that_comes_back_is_used_again() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_frozen_node_is_dropped_by_its_missed_health_checks() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::clone(&calls);
-    let server = ScriptedServer::with_responder(move |req| {
-        if is_planner(req) {
-            plan_reply(&[subtask("s1", "reader", "a job")])
-        } else if is_answer(req) {
-            text("all done")
-        } else if seen.fetch_add(1, Ordering::SeqCst) == 0 {
-            Reply::Delay(Duration::from_secs(60), Box::new(finish("too late")))
-        } else {
-            finish("done here")
-        }
-    })
-    .await;
+    let (server, _calls) = first_attempt_hangs("a job", "done here").await;
     let w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
     let addr = w1.addr.clone();
     let planner = plan_in_background(&server, "Do the job", &["reader"], &[&addr]);
