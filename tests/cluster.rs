@@ -20,15 +20,7 @@ const COOKIE: &str = "s3cret-cookie";
 const ROLE: &str = "name = \"NAME\"\ndescription = \"Does NAME work.\"\nsystem_prompt = \"You are NAME.\"\ntools = [\"read_file\"]\n";
 
 fn roles_dir(names: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for name in names {
-        std::fs::write(
-            dir.path().join(format!("{name}.toml")),
-            ROLE.replace("NAME", name),
-        )
-        .unwrap();
-    }
-    dir
+    common::roles_dir(ROLE, names)
 }
 
 fn free_port() -> u16 {

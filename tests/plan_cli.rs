@@ -9,15 +9,7 @@ use serde_json::json;
 const ROLE: &str = "name = \"NAME\"\ndescription = \"Does NAME work.\"\nsystem_prompt = \"You are NAME.\"\ntools = [\"read_file\", \"write_file\"]\n";
 
 fn roles_dir(names: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for name in names {
-        std::fs::write(
-            dir.path().join(format!("{name}.toml")),
-            ROLE.replace("NAME", name),
-        )
-        .unwrap();
-    }
-    dir
+    common::roles_dir(ROLE, names)
 }
 
 fn responder(req: &serde_json::Value) -> Reply {

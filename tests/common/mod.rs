@@ -240,6 +240,20 @@ async fn answer(mut reply: Reply) -> Response {
     }
 }
 
+/// A temporary roles directory with one `NAME.toml` per name, written
+/// from `template` with `NAME` replaced.
+pub fn roles_dir(template: &str, names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        std::fs::write(
+            dir.path().join(format!("{name}.toml")),
+            template.replace("NAME", name),
+        )
+        .unwrap();
+    }
+    dir
+}
+
 /// The `hermes` binary built for this test run.
 pub fn hermes_bin() -> &'static str {
     env!("CARGO_BIN_EXE_hermes")
