@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use super::loops::percentile;
+use super::loops::{per_second, percentile};
 use super::process::{self, RssSampler};
 use super::server::{Script, ServerThread};
 use super::workspace::BenchWorkspace;
@@ -168,11 +168,7 @@ impl HttpBench {
             finished,
             rounds,
             seconds,
-            rounds_per_sec: if seconds > 0.0 {
-                rounds as f64 / seconds
-            } else {
-                0.0
-            },
+            rounds_per_sec: per_second(rounds, seconds),
             cpu_per_round_us: per_round(cpu.saturating_sub(server_cpu)),
             server_cpu_per_round_us: self.base_url.is_none().then(|| per_round(server_cpu)),
             latency_p50_ms: percentile(&latencies, 0.50),

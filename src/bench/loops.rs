@@ -173,11 +173,7 @@ impl LoopBench {
             finished,
             rounds,
             seconds,
-            rounds_per_sec: if seconds > 0.0 {
-                rounds as f64 / seconds
-            } else {
-                0.0
-            },
+            rounds_per_sec: per_second(rounds, seconds),
             cpu_per_round_us: per_round(cpu.as_secs_f64() * 1e6),
             overhead_p50_us: percentile(&overheads, 0.50),
             overhead_p99_us: percentile(&overheads, 0.99),
@@ -254,6 +250,15 @@ fn overheads_us(timings: &Timings) -> Vec<f64> {
             wall.saturating_sub(inside).as_secs_f64() * 1e6
         })
         .collect()
+}
+
+/// `count` per second over `seconds`; 0 when no time passed.
+pub fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
 }
 
 /// The `q` quantile of sorted `values` (nearest rank); 0 for none.

@@ -84,9 +84,19 @@ async fn run_loops(args: LoopArgs) -> i32 {
         model_latency: Duration::from_millis(args.model_latency_ms),
         rounds: args.rounds,
     };
-    match bench.run().await {
+    print_report(bench.run().await, args.json, render)
+}
+
+/// Prints a bench's report (as JSON on the last stdout line with `json`),
+/// or the workspace error; returns the exit code.
+pub(crate) fn print_report<R: serde::Serialize>(
+    report: std::io::Result<R>,
+    json: bool,
+    render: fn(&R) -> String,
+) -> i32 {
+    match report {
         Ok(report) => {
-            print_result(args.json.then_some(&report), &render(&report));
+            print_result(json.then_some(&report), &render(&report));
             exit::OK
         }
         Err(e) => {

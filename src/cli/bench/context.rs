@@ -6,7 +6,6 @@ use hermes::bench::context::{EARLY_ROUND, LATE_ROUND};
 use hermes::bench::{ContextBench, ContextReport};
 
 use crate::cli::exit;
-use crate::cli::output::print_result;
 
 /// Options of `hermes bench context`.
 #[derive(Debug, Args)]
@@ -27,21 +26,12 @@ pub async fn run_context(args: ContextArgs) -> i32 {
         );
         return exit::ERROR;
     }
-    match (ContextBench {
+    let report = ContextBench {
         rounds: args.rounds,
-    })
-    .run()
-    .await
-    {
-        Ok(report) => {
-            print_result(args.json.then_some(&report), &render(&report));
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("error: cannot set up the benchmark's workspace: {e}");
-            exit::ERROR
-        }
     }
+    .run()
+    .await;
+    super::print_report(report, args.json, render)
 }
 
 fn render(r: &ContextReport) -> String {
