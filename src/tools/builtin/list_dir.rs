@@ -37,33 +37,34 @@ impl Tool for ListDir {
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let (path, shown) = self.workspace.resolve_arg(&args)?;
-        let mut reader = tokio::fs::read_dir(&path)
-            .await
-            .map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))?;
-        let mut entries = Vec::new();
-        while let Some(entry) = reader
-            .next_entry()
-            .await
-            .map_err(|e| ToolError::new(format!("cannot list `{shown}`: {e}")))?
-        {
-            if self.workspace.is_state(&entry.path()) {
-                continue;
-            }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let meta = entry.metadata().await.ok();
-            entries.push(match meta {
-                Some(m) if m.is_dir() => format!("{name}/"),
-                Some(m) => format!("{name} ({} bytes)", m.len()),
-                None => name,
-            });
-        }
-        entries.sort();
-        let total = entries.len();
-        entries.truncate(MAX_ENTRIES);
-        if total > MAX_ENTRIES {
-            entries.push(format!("… and {} more", total - MAX_ENTRIES));
-        }
-        Ok(json!({"path": shown, "entries": entries}))
+        let workspace = self.workspace.clone();
+        super::on_blocking_pool(move || list(&workspace, &args)).await
     }
+}
+
+/// The entries of the directory `args.path` names (the root without one),
+/// sorted, at most [`MAX_ENTRIES`] and a count of the rest.
+fn list(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, ToolError> {
+    let (path, shown) = workspace.resolve_arg(args)?;
+    let cannot_list = |e: std::io::Error| ToolError::new(format!("cannot list `{shown}`: {e}"));
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(&path).map_err(cannot_list)? {
+        let entry = entry.map_err(cannot_list)?;
+        if workspace.is_state(&entry.path()) {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        entries.push(match entry.metadata() {
+            Ok(m) if m.is_dir() => format!("{name}/"),
+            Ok(m) => format!("{name} ({} bytes)", m.len()),
+            Err(_) => name,
+        });
+    }
+    entries.sort();
+    let total = entries.len();
+    entries.truncate(MAX_ENTRIES);
+    if total > MAX_ENTRIES {
+        entries.push(format!("… and {} more", total - MAX_ENTRIES));
+    }
+    Ok(json!({"path": shown, "entries": entries}))
 }

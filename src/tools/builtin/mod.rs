@@ -59,6 +59,19 @@ pub fn register_file_tools(toolbox: &mut Toolbox, workspace: &Workspace) {
     toolbox.register(ListDir::new(workspace.clone()));
 }
 
+/// Runs a file tool's whole filesystem work (resolving the path, opening,
+/// reading or writing) on tokio's blocking pool in one hop. `tokio::fs`
+/// would hop once per operation (open, metadata, each read, each directory
+/// entry's metadata), and each hop wakes a thread: that was most of a
+/// `read_file` call's CPU (BENCHMARKS.md).
+async fn on_blocking_pool<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::new(format!("the file operation did not complete: {e}")))?
+}
+
 /// The string argument `name`, or an error the model can act on when it is
 /// missing or not a string. The toolbox validates args before calling a
 /// tool, but [`crate::tools::Tool::call`] is public and may get anything.

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
-use tokio::io::AsyncReadExt;
+use std::io::Read;
 
 use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Workspace};
 
@@ -43,27 +43,35 @@ impl Tool for ReadFile {
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
         super::required_str(&args, "path")?;
-        let (path, shown) = self.workspace.resolve_arg(&args)?;
-        if path.is_dir() {
-            return Err(ToolError::new(format!(
-                "`{shown}` is a directory; use list_dir"
-            )));
-        }
-        let file = tokio::fs::File::open(&path)
-            .await
-            .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
-        let size = file.metadata().await.map(|m| m.len()).unwrap_or(0);
-        let mut bytes = Vec::new();
-        file.take(MAX_READ_BYTES)
-            .read_to_end(&mut bytes)
-            .await
-            .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
-        let mut text = String::from_utf8_lossy(&bytes).into_owned();
-        if size > MAX_READ_BYTES {
-            text.push_str(&format!(
-                "\n[file is {size} bytes; read the first {MAX_READ_BYTES}]"
-            ));
-        }
-        Ok(Value::String(text))
+        let workspace = self.workspace.clone();
+        super::on_blocking_pool(move || read(&workspace, &args)).await
     }
+}
+
+/// The file `args.path` names, as text (lossy UTF-8), cut at
+/// [`MAX_READ_BYTES`] with a note saying so.
+fn read(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, ToolError> {
+    let (path, shown) = workspace.resolve_arg(args)?;
+    if path.is_dir() {
+        return Err(ToolError::new(format!(
+            "`{shown}` is a directory; use list_dir"
+        )));
+    }
+    let cannot_read = |e: std::io::Error| ToolError::new(format!("cannot read `{shown}`: {e}"));
+    let file = std::fs::File::open(&path).map_err(cannot_read)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(size.min(MAX_READ_BYTES) as usize);
+    file.take(MAX_READ_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(cannot_read)?;
+    let mut text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    if size > MAX_READ_BYTES {
+        text.push_str(&format!(
+            "\n[file is {size} bytes; read the first {MAX_READ_BYTES}]"
+        ));
+    }
+    Ok(Value::String(text))
 }

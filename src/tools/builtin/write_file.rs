@@ -41,19 +41,24 @@ impl Tool for WriteFile {
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
         super::required_str(&args, "path")?;
-        let content = super::required_str(&args, "content")?;
-        let (path, shown) = self.workspace.resolve_arg(&args)?;
-        if path.is_dir() {
-            return Err(ToolError::new(format!("`{shown}` is a directory")));
-        }
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| ToolError::new(format!("cannot create folders for `{shown}`: {e}")))?;
-        }
-        tokio::fs::write(&path, content)
-            .await
-            .map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
-        Ok(json!({"path": shown, "bytes": content.len()}))
+        super::required_str(&args, "content")?;
+        let workspace = self.workspace.clone();
+        super::on_blocking_pool(move || write(&workspace, &args)).await
     }
+}
+
+/// Writes `args.content` to `args.path`, creating its folders.
+fn write(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, ToolError> {
+    let content = super::required_str(args, "content")?;
+    let (path, shown) = workspace.resolve_arg(args)?;
+    if path.is_dir() {
+        return Err(ToolError::new(format!("`{shown}` is a directory")));
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ToolError::new(format!("cannot create folders for `{shown}`: {e}")))?;
+    }
+    std::fs::write(&path, content)
+        .map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
+    Ok(json!({"path": shown, "bytes": content.len()}))
 }
