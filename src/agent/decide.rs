@@ -7,6 +7,7 @@
 //! the shape again, and the loop goes on: the repetition guard stops a
 //! model that never produces a decision.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -87,7 +88,7 @@ pub async fn decide(
     llm: &dyn Llm,
     messages: Vec<ChatMessage>,
     limits: &Limits,
-    schema: &Value,
+    schema: &Arc<Value>,
 ) -> Result<Decided, LlmError> {
     let started = Instant::now();
     let mut request = ChatRequest {
@@ -95,7 +96,7 @@ pub async fn decide(
         temperature: limits.temperature,
         max_tokens: limits.max_tokens,
         json: true,
-        schema: Some(schema.clone()),
+        schema: Some(Arc::clone(schema)),
     };
     let first = traced_chat(llm, &request).await?;
     let mut usage = first.usage;

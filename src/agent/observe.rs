@@ -6,32 +6,48 @@
 //! 50 of 60000 lines]` — so the model knows it saw only part and can ask for
 //! less (a narrower read) instead of trusting a partial view.
 
+use std::borrow::Cow;
+
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::limits::Limits;
-use crate::tools::ToolResult;
+use crate::tools::{ToolResult, ToolStatus};
 
 /// The envelope as compact JSON text, with `data` and `error` cut to the budget.
 pub fn observation_text(result: &ToolResult, limits: &Limits) -> String {
-    let mut shown = result.clone();
-    shown.data = match &result.data {
-        Value::String(text) => Value::String(truncate(text, limits)),
-        Value::Null => Value::Null,
+    let data = match &result.data {
+        Value::String(text) => Cow::Owned(Value::String(truncate(text, limits))),
+        Value::Null => Cow::Borrowed(&Value::Null),
         other => {
             // Structured output keeps its shape: long text fields (a run's
             // stdout and stderr, a page's content) are cut one by one.
             let shaped = truncate_strings(other, limits);
             let pretty = serde_json::to_string_pretty(&shaped).unwrap_or_default();
             if pretty.chars().count() <= 2 * limits.observation_chars {
-                shaped
+                Cow::Owned(shaped)
             } else {
-                Value::String(truncate(&pretty, limits))
+                Cow::Owned(Value::String(truncate(&pretty, limits)))
             }
         }
     };
-    shown.error = result.error.as_deref().map(|e| truncate(e, limits));
+    let shown = Shown {
+        status: &result.status,
+        data,
+        error: result.error.as_deref().map(|e| truncate(e, limits)),
+    };
     serde_json::to_string(&shown)
         .unwrap_or_else(|e| format!("{{\"status\":\"error\",\"data\":null,\"error\":\"{e}\"}}"))
+}
+
+/// The envelope as the model sees it: [`ToolResult`]'s fields, in its
+/// order, borrowing what is not cut (a result's data is not copied to be
+/// shown).
+#[derive(Serialize)]
+struct Shown<'a> {
+    status: &'a ToolStatus,
+    data: Cow<'a, Value>,
+    error: Option<String>,
 }
 
 /// `value` with every string field cut to the budget.

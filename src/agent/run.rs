@@ -256,6 +256,10 @@ impl<'a> Run<'a> {
         &mut self,
         mut messages: Vec<ChatMessage>,
     ) -> Result<(Decided, bool), Ending> {
+        if !self.agent.limits.repeat_guidance {
+            // No re-ask possible: the conversation need not be kept.
+            return Ok((self.decide(messages).await?, false));
+        }
         let first = self.decide(messages.clone()).await?;
         let Some(note) = self.repeated(&first).map(repeat::reask_note) else {
             return Ok((first, false));

@@ -82,8 +82,10 @@ pub struct ChatRequest {
     pub json: bool,
     /// A JSON schema the answer must follow, for models that can constrain
     /// decoding (the in-process model turns it into a grammar); servers
-    /// that cannot are only asked for JSON.
-    pub schema: Option<serde_json::Value>,
+    /// that cannot are only asked for JSON. Shared: an agent sends the same
+    /// schema every round, and a deep clone of it cost more than the rest
+    /// of the request.
+    pub schema: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 impl ChatRequest {

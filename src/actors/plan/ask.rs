@@ -79,7 +79,7 @@ pub async fn request_plan(
             usage,
         };
     }
-    let schema = plan_schema(roles);
+    let schema = std::sync::Arc::new(plan_schema(roles));
     let mut errors = Vec::new();
     for attempt in 0..2 {
         let request = ChatRequest {
@@ -87,7 +87,7 @@ pub async fn request_plan(
             temperature,
             max_tokens: PLAN_MAX_TOKENS,
             json: true,
-            schema: Some(schema.clone()),
+            schema: Some(std::sync::Arc::clone(&schema)),
         };
         let reply = match traced_chat(llm, &request).await {
             Ok(reply) => reply,
