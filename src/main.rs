@@ -5,7 +5,9 @@
 mod cli;
 
 /// mimalloc instead of the system allocator: see BENCHMARKS.md for what it
-/// saves per round.
+/// saves per round. The `system-alloc` feature keeps the system allocator,
+/// for heap profilers that hook it (heaptrack).
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::loops::percentile;
+use futures::future::join_all;
+
+use super::loops::{per_second, percentile};
 use super::plan_model::{CallKind, PlanModel};
 use super::process::{self, RssSampler};
 use super::workspace::BenchWorkspace;
@@ -38,7 +40,9 @@ pub const MAX_ROLES: usize = ROLES.len();
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanBench {
-    /// Subtasks in the plan (all independent, all run at once).
+    /// Tasks submitted at once to the one planner.
+    pub tasks: usize,
+    /// Subtasks in each task's plan (all independent, all run at once).
     pub subtasks: usize,
     /// Roles they are spread over (1 to [`MAX_ROLES`]).
     pub roles: usize,
@@ -49,21 +53,25 @@ pub struct PlanBench {
 /// What a plan benchmark measured (`hermes bench plan --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanReport {
-    /// Subtasks planned.
+    /// Tasks submitted at once.
+    pub tasks: usize,
+    /// Subtasks planned per task.
     pub subtasks: usize,
+    /// Executors run, all tasks together (tasks × subtasks).
+    pub executors: usize,
     /// Roles they were spread over.
     pub roles: usize,
     /// The model's latency per call, in milliseconds.
     pub model_latency_ms: f64,
-    /// How the task ended (`finished`, ...).
+    /// How the tasks ended (`finished`, or the first other status seen).
     pub status: String,
-    /// Subtasks that finished.
+    /// Subtasks that finished, all tasks together.
     pub finished_subtasks: usize,
     /// Executor rounds, all subtasks together.
     pub rounds: u64,
-    /// Model calls: the plan, every executor round and the answer.
+    /// Model calls: the plans, every executor round and the answers.
     pub model_calls: usize,
-    /// Wall time from `submit` to the report, in seconds.
+    /// Wall time from the first `submit` to the last report, in seconds.
     pub seconds: f64,
     /// Executor rounds per second.
     pub rounds_per_sec: f64,
@@ -71,23 +79,34 @@ pub struct PlanReport {
     /// (the planner's work included).
     pub cpu_per_round_us: f64,
     /// The model's critical path, in milliseconds: the plan call, the
-    /// longest subtask's model calls, and the answer call.
+    /// longest subtask's model calls, and the answer call (the longest of
+    /// the tasks).
     pub model_path_ms: f64,
     /// (Wall time minus the model's critical path) divided by the number of
-    /// subtasks, in microseconds: what planning, dispatching, running the
+    /// executors, in microseconds: what planning, dispatching, running the
     /// executors' loops and tools, and collecting results add per subtask.
     pub overhead_per_subtask_us: f64,
-    /// Median time from the plan's answer to a subtask's first model call
-    /// (executor spawned, prompt built), in milliseconds.
+    /// Median time from its task's plan answer to a subtask's first model
+    /// call (executor spawned, prompt built), in milliseconds.
     pub dispatch_p50_ms: f64,
     /// 99th percentile of the same.
     pub dispatch_p99_ms: f64,
-    /// Time from the last executor's last model call to the answer call, in
-    /// milliseconds (results collected, answer prompt built).
+    /// Median time from its task's plan answer to the end of a subtask's
+    /// last model call (its whole run), in milliseconds.
+    pub subtask_p50_ms: f64,
+    /// 99th percentile of the same: within 2× of the median means no
+    /// executor was starved while others ran.
+    pub subtask_p99_ms: f64,
+    /// Time from a task's last executor call to its answer call, in
+    /// milliseconds (results collected, answer prompt built); the longest
+    /// of the tasks.
     pub collect_ms: f64,
-    /// The most resident memory seen while the task ran (sampled every
+    /// The most resident memory seen while the tasks ran (sampled every
     /// 20 ms), in MiB.
     pub peak_rss_mib: f64,
+    /// (That peak minus resident memory before the first submit) per
+    /// executor, in KiB.
+    pub rss_per_executor_kib: f64,
 }
 
 /// Why the benchmark could not run.
@@ -102,13 +121,15 @@ pub enum PlanBenchError {
 }
 
 impl PlanBench {
-    /// Starts a planner, submits the task, and measures it.
+    /// Starts a planner, submits the tasks at once, and measures them.
     pub async fn run(&self) -> Result<PlanReport, PlanBenchError> {
         let files = BenchWorkspace::create().map_err(PlanBenchError::Workspace)?;
         let mut toolbox = Toolbox::new();
         toolbox.register(ReadFile::new(files.workspace.clone()));
         let roles = roles(self.roles.clamp(1, MAX_ROLES), &toolbox.names())?;
         let names = roles.all().into_iter().map(|r| r.name).collect();
+        let tasks = self.tasks.max(1);
+        let executors = tasks * self.subtasks;
         let model = Arc::new(PlanModel::new(self.model_latency, self.subtasks, names));
         let hermes = Hermes::builder()
             .llm(model.clone())
@@ -120,48 +141,62 @@ impl PlanBench {
             .await
             .map_err(|e| PlanBenchError::Planner(e.to_string()))?;
 
+        let rss_before = process::rss_bytes().unwrap_or(0);
         let sampler = RssSampler::start();
         let cpu_before = process::cpu_time();
         let started = Instant::now();
-        let report = hermes
-            .submit(TaskRequest::new("Read every file, job by job."))
-            .await;
+        let reports =
+            join_all((0..tasks).map(|t| hermes.submit(TaskRequest::new(PlanModel::task(t))))).await;
         let wall = started.elapsed();
         let cpu = process::cpu_time().saturating_sub(cpu_before);
         let peak = sampler.stop().await;
         hermes.shutdown().await;
-        let report = report.map_err(|e| PlanBenchError::Planner(e.to_string()))?;
+        let reports = reports
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PlanBenchError::Planner(e.to_string()))?;
 
-        let rounds: u64 = report.subtasks.iter().map(|s| u64::from(s.rounds)).sum();
-        let finished_subtasks = report
-            .subtasks
-            .iter()
+        let subtasks = || reports.iter().flat_map(|r| &r.subtasks);
+        let rounds: u64 = subtasks().map(|s| u64::from(s.rounds)).sum();
+        let finished_subtasks = subtasks()
             .filter(|s| s.status == SubtaskStatus::Finished)
             .count();
-        let timing = Timing::of(&model, self.subtasks);
+        let status = reports
+            .iter()
+            .map(|r| r.status.to_string())
+            .find(|s| s != "finished")
+            .unwrap_or_else(|| "finished".into());
+        let timing = Timing::of(&model, tasks, self.subtasks);
         let per_round = if rounds == 0 {
             0.0
         } else {
             cpu.as_secs_f64() * 1e6 / rounds as f64
         };
         Ok(PlanReport {
+            tasks,
             subtasks: self.subtasks,
+            executors,
             roles: self.roles.clamp(1, MAX_ROLES),
             model_latency_ms: self.model_latency.as_secs_f64() * 1e3,
-            status: report.status.to_string(),
+            status,
             finished_subtasks,
             rounds,
             model_calls: timing.calls,
             seconds: wall.as_secs_f64(),
-            rounds_per_sec: rounds as f64 / wall.as_secs_f64().max(1e-9),
+            rounds_per_sec: per_second(rounds, wall.as_secs_f64()),
             cpu_per_round_us: per_round,
             model_path_ms: timing.model_path.as_secs_f64() * 1e3,
             overhead_per_subtask_us: wall.saturating_sub(timing.model_path).as_secs_f64() * 1e6
-                / self.subtasks.max(1) as f64,
+                / executors.max(1) as f64,
             dispatch_p50_ms: percentile(&timing.dispatch_ms, 0.50),
             dispatch_p99_ms: percentile(&timing.dispatch_ms, 0.99),
+            subtask_p50_ms: percentile(&timing.subtask_ms, 0.50),
+            subtask_p99_ms: percentile(&timing.subtask_ms, 0.99),
             collect_ms: timing.collect.as_secs_f64() * 1e3,
             peak_rss_mib: peak as f64 / f64::from(1 << 20),
+            rss_per_executor_kib: peak.saturating_sub(rss_before) as f64
+                / 1024.0
+                / executors.max(1) as f64,
         })
     }
 }
@@ -186,68 +221,103 @@ fn roles(count: usize, tools: &[&str]) -> Result<RoleRegistry, PlanBenchError> {
     Ok(registry)
 }
 
-/// What the model's call log says about the task's timing.
+/// What the model's call log says about the tasks' timing.
 struct Timing {
     calls: usize,
+    /// The longest task's model critical path.
     model_path: Duration,
+    /// Per subtask: its task's plan answer to its first model call, sorted.
     dispatch_ms: Vec<f64>,
+    /// Per subtask: its task's plan answer to its last call's end, sorted.
+    subtask_ms: Vec<f64>,
+    /// The longest of the tasks' collect times.
     collect: Duration,
 }
 
+/// One subtask's model calls: first start, last end, time inside the model.
+#[derive(Clone, Copy, Default)]
+struct Steps {
+    first: Option<Instant>,
+    last: Option<Instant>,
+    inside: Duration,
+}
+
+/// One task's calls: its plan and answer, and its subtasks' steps.
+#[derive(Clone, Default)]
+struct TaskCalls {
+    plan: Option<(Instant, Instant)>,
+    answer: Option<(Instant, Instant)>,
+    steps: Vec<Steps>,
+}
+
 impl Timing {
-    fn of(model: &PlanModel, subtasks: usize) -> Self {
+    fn of(model: &PlanModel, tasks: usize, subtasks: usize) -> Self {
         let calls = model.calls();
-        let duration_of = |kind: CallKind| {
-            calls
-                .iter()
-                .filter(|c| c.kind == kind)
-                .map(|c| c.end.duration_since(c.start))
-                .sum::<Duration>()
-        };
-        let plan_end = calls
-            .iter()
-            .filter(|c| c.kind == CallKind::Plan)
-            .map(|c| c.end)
-            .max();
-        let mut first_step = vec![None; subtasks];
-        let mut step_time = vec![Duration::ZERO; subtasks];
-        let mut last_step_end = None;
+        let mut per_task = vec![
+            TaskCalls {
+                steps: vec![Steps::default(); subtasks],
+                ..TaskCalls::default()
+            };
+            tasks
+        ];
         for call in &calls {
-            if let CallKind::Step(k) = call.kind {
-                if k < subtasks {
-                    let first: &mut Option<Instant> = &mut first_step[k];
-                    *first = Some(first.map_or(call.start, |t| t.min(call.start)));
-                    step_time[k] += call.end.duration_since(call.start);
+            match call.kind {
+                CallKind::Plan(t) if t < tasks => {
+                    per_task[t].plan.get_or_insert((call.start, call.end));
                 }
-                last_step_end = Some(last_step_end.map_or(call.end, |t: Instant| t.max(call.end)));
+                CallKind::Answer(t) if t < tasks => {
+                    per_task[t].answer.get_or_insert((call.start, call.end));
+                }
+                CallKind::Step(t, k) if t < tasks && k < subtasks => {
+                    let steps = &mut per_task[t].steps[k];
+                    steps.first = Some(steps.first.map_or(call.start, |s| s.min(call.start)));
+                    steps.last = Some(steps.last.map_or(call.end, |e| e.max(call.end)));
+                    steps.inside += call.end.duration_since(call.start);
+                }
+                _ => {}
             }
         }
-        let answer_start = calls
-            .iter()
-            .filter(|c| c.kind == CallKind::Answer)
-            .map(|c| c.start)
-            .min();
-        let mut dispatch_ms: Vec<f64> = match plan_end {
-            Some(plan_end) => first_step
-                .iter()
-                .flatten()
-                .map(|t| t.saturating_duration_since(plan_end).as_secs_f64() * 1e3)
-                .collect(),
-            None => Vec::new(),
-        };
-        dispatch_ms.sort_by(f64::total_cmp);
-        let collect = match (last_step_end, answer_start) {
-            (Some(end), Some(start)) => start.saturating_duration_since(end),
-            _ => Duration::ZERO,
-        };
-        Self {
+        let mut timing = Self {
             calls: calls.len(),
-            model_path: duration_of(CallKind::Plan)
-                + step_time.iter().max().copied().unwrap_or_default()
-                + duration_of(CallKind::Answer),
-            dispatch_ms,
-            collect,
+            model_path: Duration::ZERO,
+            dispatch_ms: Vec::new(),
+            subtask_ms: Vec::new(),
+            collect: Duration::ZERO,
+        };
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        for task in &per_task {
+            let span = |(start, end): (Instant, Instant)| end.duration_since(start);
+            let longest = task
+                .steps
+                .iter()
+                .map(|s| s.inside)
+                .max()
+                .unwrap_or_default();
+            let path = task.plan.map_or(Duration::ZERO, span)
+                + longest
+                + task.answer.map_or(Duration::ZERO, span);
+            timing.model_path = timing.model_path.max(path);
+            let last_step = task.steps.iter().filter_map(|s| s.last).max();
+            if let (Some(end), Some((answer, _))) = (last_step, task.answer) {
+                timing.collect = timing.collect.max(answer.saturating_duration_since(end));
+            }
+            let Some((_, planned)) = task.plan else {
+                continue;
+            };
+            for steps in &task.steps {
+                if let (Some(first), Some(last)) = (steps.first, steps.last) {
+                    timing
+                        .dispatch_ms
+                        .push(ms(first.saturating_duration_since(planned)));
+                    timing
+                        .subtask_ms
+                        .push(ms(last.saturating_duration_since(planned)));
+                }
+            }
         }
+        timing.dispatch_ms.sort_by(f64::total_cmp);
+        timing.subtask_ms.sort_by(f64::total_cmp);
+        timing
     }
 }
 
@@ -258,6 +328,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn every_subtask_is_planned_run_and_timed() {
         let report = PlanBench {
+            tasks: 1,
             subtasks: 12,
             roles: 4,
             model_latency: Duration::from_millis(2),
@@ -271,5 +342,29 @@ mod tests {
         assert_eq!(report.rounds, 30);
         assert_eq!(report.model_calls, 32, "the plan, 30 rounds, the answer");
         assert!(report.model_path_ms > 0.0 && report.dispatch_p99_ms >= report.dispatch_p50_ms);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn tasks_at_once_each_get_their_own_plan_and_executors() {
+        let report = PlanBench {
+            tasks: 3,
+            subtasks: 4,
+            roles: 2,
+            model_latency: Duration::from_millis(2),
+        }
+        .run()
+        .await
+        .unwrap();
+        assert_eq!(report.status, "finished", "{report:?}");
+        assert_eq!((report.executors, report.finished_subtasks), (12, 12));
+        // Per task: 2 subtasks of 2 rounds and 2 of 3.
+        assert_eq!(report.rounds, 30);
+        assert_eq!(report.model_calls, 36, "3 plans, 30 rounds, 3 answers");
+        assert!(
+            report.subtask_p50_ms >= 2.0 * 2.0,
+            "two 2 ms calls at least: {report:?}"
+        );
+        assert!(report.subtask_p99_ms >= report.subtask_p50_ms);
+        assert!(report.dispatch_p50_ms <= report.subtask_p50_ms);
     }
 }

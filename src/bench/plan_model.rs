@@ -18,12 +18,12 @@ use crate::llm::{Author, ChatRequest, ChatResponse, Llm, LlmError};
 /// What a call was for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallKind {
-    /// The planner asking for a plan.
-    Plan,
-    /// An executor's decision, for subtask (job) `k`.
-    Step(usize),
-    /// The planner asking for the final answer.
-    Answer,
+    /// The planner asking for the plan of task `t`.
+    Plan(usize),
+    /// An executor's decision, for job `k` of task `t`: `Step(t, k)`.
+    Step(usize, usize),
+    /// The planner asking for the final answer of task `t`.
+    Answer(usize),
     /// Anything else (a replan): answered with an error.
     Other,
 }
@@ -69,15 +69,21 @@ impl PlanModel {
         2 + (k % 2) as u32
     }
 
-    /// The plan: `subtasks` independent subtasks, roles in turn.
-    fn plan(&self) -> String {
+    /// The text of task `t` (the benchmark submits tasks 0, 1, ...): the
+    /// model tells tasks apart by the `(task t)` in it.
+    pub fn task(t: usize) -> String {
+        format!("Read every file, one subtask at a time (task {t}).")
+    }
+
+    /// The plan of task `t`: `subtasks` independent subtasks, roles in turn.
+    fn plan(&self, t: usize) -> String {
         let subtasks: Vec<_> = (0..self.subtasks)
             .map(|k| {
                 let role = self.roles.get(k % self.roles.len().max(1));
                 json!({
                     "id": format!("s{k}"),
                     "role": role.map_or("", String::as_str),
-                    "goal": format!("Read the files in turn and report them (job {k})."),
+                    "goal": format!("Read the files in turn and report them (task {t} job {k})."),
                     "depends_on": []
                 })
             })
@@ -86,35 +92,39 @@ impl PlanModel {
     }
 }
 
-/// What `request` asks for, by its system prompt (and, for an executor,
-/// the job number in its goal).
+/// What `request` asks for, by its system prompt and the task (and, for
+/// an executor, the job) named in its last user turn.
 pub fn kind_of(request: &ChatRequest) -> CallKind {
     let system = request
         .messages
         .first()
         .filter(|m| m.role == Author::System)
         .map_or("", |m| m.content.as_str());
+    let user = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Author::User)
+        .map_or("", |m| m.content.as_str());
+    let task = number_after(user, "(task ").unwrap_or(0);
     if system.contains("revising a plan") {
         CallKind::Other
     } else if system.contains("You are the planner") {
-        CallKind::Plan
+        CallKind::Plan(task)
     } else if system.contains("final answer of a team") {
-        CallKind::Answer
+        CallKind::Answer(task)
     } else {
-        request
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Author::User)
-            .and_then(|m| job_in(&m.content))
-            .map_or(CallKind::Other, CallKind::Step)
+        number_after(user, " job ").map_or(CallKind::Other, |job| CallKind::Step(task, job))
     }
 }
 
-/// The `k` of the last `(job k)` in `text`.
-fn job_in(text: &str) -> Option<usize> {
-    let (_, tail) = text.rsplit_once("(job ")?;
-    tail.split(')').next()?.parse().ok()
+/// The number right after the last `marker` in `text`.
+fn number_after(text: &str, marker: &str) -> Option<usize> {
+    let (_, tail) = text.rsplit_once(marker)?;
+    let digits = tail
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(tail.len());
+    tail[..digits].parse().ok()
 }
 
 #[async_trait]
@@ -126,9 +136,9 @@ impl Llm for PlanModel {
         }
         let kind = kind_of(request);
         let answer = match kind {
-            CallKind::Plan => Ok(self.plan()),
-            CallKind::Step(k) => Ok(decision(asked_round(request), Self::rounds_of(k))),
-            CallKind::Answer => Ok(format!("All {} jobs are done.", self.subtasks)),
+            CallKind::Plan(t) => Ok(self.plan(t)),
+            CallKind::Step(_, k) => Ok(decision(asked_round(request), Self::rounds_of(k))),
+            CallKind::Answer(_) => Ok(format!("All {} jobs are done.", self.subtasks)),
             CallKind::Other => Err(LlmError::Other(
                 "the bench model answers plans, executor steps and the final answer only".into(),
             )),
@@ -167,18 +177,28 @@ mod tests {
     fn calls_are_told_apart_by_their_prompts() {
         assert_eq!(
             kind_of(&request("You are the planner of a team", "Task: t")),
-            CallKind::Plan
+            CallKind::Plan(0)
         );
         assert_eq!(
-            kind_of(&request("You write the final answer of a team", "x")),
-            CallKind::Answer
+            kind_of(&request(
+                "You are the planner of a team",
+                &format!("Task: {}", PlanModel::task(3))
+            )),
+            CallKind::Plan(3)
+        );
+        assert_eq!(
+            kind_of(&request(
+                "You write the final answer of a team",
+                "x (task 2)"
+            )),
+            CallKind::Answer(2)
         );
         assert_eq!(
             kind_of(&request(
                 "You read.",
-                "Goal: Read the files (job 12).\n\nRound 1 of 20."
+                "Goal: Read the files (task 4 job 12).\n\nRound 1 of 20."
             )),
-            CallKind::Step(12)
+            CallKind::Step(4, 12)
         );
         assert_eq!(kind_of(&request("You read.", "no job")), CallKind::Other);
     }
@@ -188,13 +208,18 @@ mod tests {
         let roles = vec!["a".to_string(), "b".to_string()];
         let model = PlanModel::new(Duration::ZERO, 3, roles);
         let plan = model
-            .chat(&request("You are the planner", "Task: t"))
+            .chat(&request("You are the planner", "Task: t (task 0)"))
             .await
             .unwrap();
         let plan: serde_json::Value = serde_json::from_str(&plan.content).unwrap();
         assert_eq!(plan["subtasks"].as_array().unwrap().len(), 3);
         assert_eq!(plan["subtasks"][2]["role"], "a");
-        let step = |round: u32| request("r", &format!("Goal: g (job 1).\n\nRound {round} of 20."));
+        let step = |round: u32| {
+            request(
+                "r",
+                &format!("Goal: g (task 0 job 1).\n\nRound {round} of 20."),
+            )
+        };
         assert!(model
             .chat(&step(2))
             .await

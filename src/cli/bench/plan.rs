@@ -14,6 +14,10 @@ use crate::cli::output::print_result;
 /// Options of `hermes bench plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
+    /// Tasks submitted at once to the one planner, each planned into
+    /// --subtasks subtasks (tasks × subtasks executors in all).
+    #[arg(long, default_value_t = 1, value_name = "T")]
+    pub tasks: usize,
     /// Subtasks in the plan (all independent; all run at once).
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub subtasks: usize,
@@ -34,11 +38,16 @@ pub async fn run_plan(args: PlanArgs) -> i32 {
         eprintln!("error: --subtasks must be between 1 and {MAX_SUBTASKS} (the planner's limit)");
         return exit::ERROR;
     }
+    if args.tasks == 0 {
+        eprintln!("error: --tasks must be at least 1");
+        return exit::ERROR;
+    }
     if args.roles == 0 || args.roles > MAX_ROLES {
         eprintln!("error: --roles must be between 1 and {MAX_ROLES}");
         return exit::ERROR;
     }
     let bench = PlanBench {
+        tasks: args.tasks,
         subtasks: args.subtasks,
         roles: args.roles,
         model_latency: Duration::from_millis(args.model_latency_ms),
@@ -46,12 +55,12 @@ pub async fn run_plan(args: PlanArgs) -> i32 {
     match bench.run().await {
         Ok(report) => {
             print_result(args.json.then_some(&report), &render(&report));
-            if report.finished_subtasks == report.subtasks {
+            if report.finished_subtasks == report.executors {
                 exit::OK
             } else {
                 eprintln!(
-                    "error: only {} of {} subtasks finished (task {})",
-                    report.finished_subtasks, report.subtasks, report.status
+                    "error: only {} of {} subtasks finished (tasks {})",
+                    report.finished_subtasks, report.executors, report.status
                 );
                 exit::ERROR
             }
@@ -64,22 +73,28 @@ pub async fn run_plan(args: PlanArgs) -> i32 {
 }
 
 fn render(r: &PlanReport) -> String {
+    let tasks = if r.tasks == 1 {
+        "1 task".to_string()
+    } else {
+        format!("{} tasks at once, each", r.tasks)
+    };
     format!(
-        "1 task planned into {} subtasks over {} roles, {} ms model: {}, {} of {} subtasks finished, \
+        "{tasks} planned into {} subtasks over {} roles, {} ms model: {}, {} of {} subtasks finished, \
          {} rounds ({} model calls) in {:.2}s\n\
          rounds/s              {:.0}\n\
          CPU per round         {:.1} µs (planner and executors together)\n\
          model critical path   {:.1} ms (plan, longest subtask, answer)\n\
          overhead per subtask  {:.1} µs ((wall - model critical path) / subtasks)\n\
          dispatch p50/p99      {:.2} / {:.2} ms (plan answered -> subtask's first model call)\n\
+         subtask p50/p99       {:.2} / {:.2} ms (plan answered -> subtask's last model call; p99/p50 {:.2})\n\
          collect               {:.2} ms (last executor call -> answer call)\n\
-         peak RSS              {:.1} MiB",
+         peak RSS              {:.1} MiB ({:.1} KiB per executor)",
         r.subtasks,
         r.roles,
         r.model_latency_ms,
         r.status,
         r.finished_subtasks,
-        r.subtasks,
+        r.executors,
         r.rounds,
         r.model_calls,
         r.seconds,
@@ -89,7 +104,11 @@ fn render(r: &PlanReport) -> String {
         r.overhead_per_subtask_us,
         r.dispatch_p50_ms,
         r.dispatch_p99_ms,
+        r.subtask_p50_ms,
+        r.subtask_p99_ms,
+        if r.subtask_p50_ms > 0.0 { r.subtask_p99_ms / r.subtask_p50_ms } else { 0.0 },
         r.collect_ms,
         r.peak_rss_mib,
+        r.rss_per_executor_kib,
     )
 }
