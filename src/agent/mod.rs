@@ -74,7 +74,7 @@ pub struct Agent {
 impl Agent {
     /// An agent with default limits and identity.
     pub fn new(llm: Arc<dyn Llm>, toolbox: Arc<Toolbox>) -> Self {
-        let schema = Arc::new(decide::decision_schema(&toolbox));
+        let schema = toolbox.memo().schema(|| decide::decision_schema(&toolbox));
         Self {
             schema,
             llm,
@@ -213,7 +213,7 @@ impl Agent {
             },
         };
         let mut run = Run::new(self, goal, journal, cancel);
-        let recalled = run.recall().await;
+        let recalled = Box::pin(run.recall()).await;
         let ending = run.rounds().await;
         run.journal.close().await;
         let journal = std::mem::take(&mut run.journal).into_entries();
@@ -222,7 +222,7 @@ impl Agent {
             (Some(memory), Some(recalled)) => {
                 let stored = match &ending.result {
                     Some(result) if ending.status == StopStatus::Finished => {
-                        memory.remember_finished(goal, result, &journal).await
+                        Box::pin(memory.remember_finished(goal, result, &journal)).await
                     }
                     _ => None,
                 };

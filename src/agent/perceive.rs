@@ -11,6 +11,7 @@
 //! is never `\u`-escaped, so Chinese goals and files stay readable.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -30,7 +31,25 @@ pub const DEFAULT_IDENTITY: &str =
 /// Longest string value of a past action's args replayed in the prompt.
 const HISTORY_ARG_CHARS: usize = 600;
 
+/// The system prompt of an agent with `identity`, `toolbox` and `limits`,
+/// built once and shared by every run with the same three (a role's
+/// executors): see [`system_prompt`].
+pub fn shared_system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Arc<str> {
+    // Everything `system_prompt` reads besides the toolbox.
+    let key = format!(
+        "{identity}\u{0}{}\u{0}{}\u{0}{}",
+        limits.max_rounds,
+        limits.timeout.as_secs(),
+        limits.evidence_warnings
+    );
+    toolbox
+        .memo()
+        .prompt(&key, || system_prompt(identity, toolbox, limits))
+}
+
 /// The system prompt: identity, reply format, tools, finishing, errors, limits.
+/// (What it reads of `identity` and `limits` must be in the key of
+/// [`shared_system_prompt`].)
 pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> String {
     let mut p = String::new();
     let _ = writeln!(p, "{}\n", identity.trim());

@@ -15,6 +15,7 @@ use super::wire::{RunEnded, RunRequest, Wire};
 use crate::actors::executor::{Executor, ExecutorArgs, TaskJournals};
 use crate::actors::messages::{ExecutorMsg, ExecutorReport, SubtaskRun};
 use crate::faults::Faults;
+use crate::tools::Toolbox;
 
 /// What a run host hears: its executor's report.
 #[derive(RactorMessage)]
@@ -131,10 +132,7 @@ impl Actor for RunHost {
             )));
             return Err("role gone".into());
         };
-        let toolbox = match &role.tools {
-            Some(names) => Arc::new(shared.toolbox.subset(names)),
-            None => Arc::clone(&shared.toolbox),
-        };
+        let toolbox = Toolbox::for_role(&shared.toolbox, role.tools.as_deref());
         let args = ExecutorArgs {
             report_to: myself.get_derived(),
             task: 0,

@@ -12,6 +12,7 @@ pub mod defaults;
 mod function;
 pub mod json_schema;
 pub mod mcp;
+mod memo;
 mod result;
 pub mod sandbox;
 mod spec;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
+use super::memo::Memo;
 use super::{validate_args, Tool, ToolError, ToolResult, ToolSpec};
 use crate::decision::FINISH;
 
@@ -21,6 +22,8 @@ struct Registered {
 #[derive(Default)]
 pub struct Toolbox {
     tools: BTreeMap<String, Registered>,
+    /// What agents build from these tools, shared by all of them.
+    memo: Memo,
 }
 
 impl Toolbox {
@@ -37,6 +40,7 @@ impl Toolbox {
     /// Adds a shared tool, replacing any tool of the same name.
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
         let spec = tool.spec();
+        self.memo = Memo::default();
         self.tools
             .insert(spec.name.clone(), Registered { spec, tool })
             .map(|old| old.tool)
@@ -58,7 +62,25 @@ impl Toolbox {
                 )
             })
             .collect();
-        Toolbox { tools }
+        Toolbox {
+            tools,
+            memo: Memo::default(),
+        }
+    }
+
+    /// The tools a role may use: the subset `names` (built once per list
+    /// of names and shared by every executor of the role), or all of
+    /// `toolbox` without a list.
+    pub fn for_role(toolbox: &Arc<Toolbox>, names: Option<&[String]>) -> Arc<Toolbox> {
+        match names {
+            Some(names) => toolbox.memo.subset(names, || toolbox.subset(names)),
+            None => Arc::clone(toolbox),
+        }
+    }
+
+    /// What agents build from these tools and share (schema, prompts).
+    pub(crate) fn memo(&self) -> &Memo {
+        &self.memo
     }
 
     /// Names of the registered tools, sorted.

@@ -18,6 +18,7 @@ use crate::journal::JournalEntry;
 use crate::llm::Usage;
 use crate::telemetry;
 use crate::text::clip;
+use crate::tools::Toolbox;
 
 impl LiveTask {
     pub(super) async fn spawn_executor(
@@ -41,10 +42,7 @@ impl LiveTask {
         // clock is a safety net just behind it.
         let until_deadline = self.deadline.saturating_duration_since(Instant::now());
         limits.timeout = limits.timeout.min(until_deadline + DEADLINE_GRACE);
-        let toolbox = match &role.tools {
-            Some(names) => Arc::new(config.toolbox.subset(names)),
-            None => Arc::clone(&config.toolbox),
-        };
+        let toolbox = Toolbox::for_role(&config.toolbox, role.tools.as_deref());
         let cancel = self.cancel.child_token();
         let memory = config
             .memory
