@@ -35,6 +35,8 @@ fn free_port() -> u16 {
 struct NodeProc {
     child: tokio::process::Child,
     lines: Arc<Mutex<Vec<String>>>,
+    /// Reads stderr into `lines` until the pipe closes.
+    reader: Option<tokio::task::JoinHandle<()>>,
     addr: String,
     _roles: tempfile::TempDir,
     _workspace: tempfile::TempDir,
@@ -88,7 +90,7 @@ impl NodeProc {
         let lines: Arc<Mutex<Vec<String>>> = Arc::default();
         let stderr = child.stderr.take().unwrap();
         let sink = Arc::clone(&lines);
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut reader = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = reader.next_line().await {
                 sink.lock().unwrap().push(line);
@@ -97,6 +99,7 @@ impl NodeProc {
         let node = NodeProc {
             child,
             lines,
+            reader: Some(reader),
             addr,
             _roles: roles,
             _workspace: workspace,
@@ -133,6 +136,10 @@ impl NodeProc {
             .await
             .expect("node exits after SIGTERM")
             .unwrap();
+        // The last lines may still be in the pipe: read to its end.
+        if let Some(reader) = self.reader.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), reader).await;
+        }
         status.code().unwrap_or(-1)
     }
 }
