@@ -201,6 +201,27 @@ async fn no_memory_touches_nothing_and_a_bad_memory_file_is_a_clear_error() {
     );
 }
 
+/// `--embed-model minilm` names the in-process embedder; a build without
+/// its feature says how to get it (exit 1, like any bad flag) instead of
+/// asking the server for a model called "minilm".
+#[cfg(not(feature = "local-embed"))]
+#[tokio::test(flavor = "multi_thread")]
+async fn the_local_embedder_without_its_feature_is_a_clear_error() {
+    let ws = workspace();
+    let server = ScriptedServer::with_embeddings(reads_then_answers("3 admins"), admin_axis).await;
+    for name in ["minilm", "all-MiniLM-L6-v2"] {
+        let local = run("x", ws.path(), &server, &["--embed-model", name]).await;
+        assert_eq!(local.code, 1, "{}", local.stderr);
+        assert!(
+            local.stderr.contains("--features local-embed"),
+            "{}",
+            local.stderr
+        );
+    }
+    assert!(server.embedded().is_empty());
+    assert!(server.requests().is_empty());
+}
+
 /// Texts about administrators point one way, everything else the other:
 /// an embedder that knows "管理员" means "admin" when the words share nothing.
 fn admin_axis(text: &str) -> Vec<f32> {

@@ -1,6 +1,11 @@
-//! `--memory FILE`, `--no-memory`, `--memory-ttl DAYS` and `--embed-model
-//! NAME`: the long-term memory options `run`, `plan` and `eval` share, and
-//! the one [`LongTermMemory`] they open.
+//! `--memory FILE`, `--no-memory`, `--memory-ttl DAYS`, `--embed-model
+//! NAME` and `--embed-dir DIR`: the long-term memory options `run`, `plan`
+//! and `eval` share, and the one [`LongTermMemory`] they open.
+//!
+//! `--embed-model minilm` (or `all-MiniLM-L6-v2`) is the in-process
+//! embedder of the `local-embed` feature, on files from `--embed-dir` or
+//! the model cache; any other name is a model on the server's
+//! `/v1/embeddings`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +19,9 @@ use super::model::ModelArgs;
 
 /// The limit for one embedding request made for memory.
 pub const EMBED_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The `--embed-model` names of the in-process all-MiniLM-L6-v2 (exact).
+pub const LOCAL_EMBED_NAMES: [&str; 2] = ["minilm", "all-MiniLM-L6-v2"];
 
 /// Long-term memory on the command line.
 #[derive(Debug, Clone, Args)]
@@ -29,9 +37,16 @@ pub struct MemoryFlags {
     #[arg(long, value_name = "DAYS", default_value = "30", value_parser = parse_days)]
     pub memory_ttl: Duration,
     /// An embedding model on the model server (its `/v1/embeddings`, same
-    /// base URL and key): recall then fuses meaning with keywords.
+    /// base URL and key), or `minilm` for all-MiniLM-L6-v2 in-process
+    /// (built with `--features local-embed`): recall then fuses meaning
+    /// with keywords.
     #[arg(long, env = "HERMES_EMBED_MODEL", value_name = "NAME")]
     pub embed_model: Option<String>,
+    /// The folder with `--embed-model minilm`'s files (model.safetensors,
+    /// tokenizer.json, config.json) [default: all-minilm-l6-v2 in the model
+    /// cache, where scripts/fetch-embedder.sh puts them].
+    #[arg(long, env = "HERMES_EMBED_DIR", value_name = "DIR")]
+    pub embed_dir: Option<PathBuf>,
 }
 
 /// Why the memory could not be set up.
@@ -43,6 +58,21 @@ pub enum MemorySetupError {
     /// The embeddings client could not be built.
     #[error("cannot set up --embed-model: {0}")]
     Embedder(#[from] memory::EmbedError),
+    /// The in-process embedder's files could not be loaded.
+    #[cfg(feature = "local-embed")]
+    #[error("cannot load --embed-model {name} from {} (--embed-dir, else the model cache): {source}", dir.display())]
+    LocalEmbedder {
+        /// The name given to `--embed-model`.
+        name: String,
+        /// The folder the files were looked for in.
+        dir: PathBuf,
+        /// What went wrong.
+        source: memory::EmbedError,
+    },
+    /// The in-process embedder was asked for but not compiled in.
+    #[cfg(not(feature = "local-embed"))]
+    #[error("--embed-model {0} runs all-MiniLM-L6-v2 in-process, but this hermes was built without it; rebuild with `cargo build --release --features local-embed`, or name a model on the server's /v1/embeddings")]
+    LocalEmbedNotBuilt(String),
 }
 
 impl MemoryFlags {
@@ -87,8 +117,9 @@ impl MemoryFlags {
         Ok(memory)
     }
 
-    /// The `/v1/embeddings` client `--embed-model` asks for, on the model's
-    /// server with its key.
+    /// The embedder `--embed-model` asks for: all-MiniLM-L6-v2 in-process
+    /// for a [`LOCAL_EMBED_NAMES`] name, else the `/v1/embeddings` client
+    /// on the model's server with its key.
     pub fn embedder(
         &self,
         model: &ModelArgs,
@@ -96,12 +127,43 @@ impl MemoryFlags {
         let Some(name) = &self.embed_model else {
             return Ok(None);
         };
+        if LOCAL_EMBED_NAMES.contains(&name.as_str()) {
+            return self.local_embedder(name).map(Some);
+        }
+        if let Some(dir) = &self.embed_dir {
+            eprintln!(
+                "warning: --embed-dir {} is only read by --embed-model minilm; ignored for {name}",
+                dir.display()
+            );
+        }
         let mut config = EmbedConfig::new(model.base_url.clone(), name.clone());
         config.api_key = model.api_key();
         // Recall sits before the first round: a slow embedder must not eat the run.
         config.request_timeout = EMBED_TIMEOUT;
         config.max_attempts = 2;
         Ok(Some(Arc::new(OpenAiEmbedder::new(config)?)))
+    }
+
+    /// all-MiniLM-L6-v2 from `--embed-dir`, else from the model cache.
+    #[cfg(feature = "local-embed")]
+    fn local_embedder(&self, name: &str) -> Result<Arc<dyn Embedder>, MemorySetupError> {
+        let dir = self
+            .embed_dir
+            .clone()
+            .unwrap_or_else(|| hermes::model_files::ModelCache::from_env().embedder_dir());
+        match memory::minilm::MiniLmEmbedder::load(&dir) {
+            Ok(embedder) => Ok(Arc::new(embedder)),
+            Err(source) => Err(MemorySetupError::LocalEmbedder {
+                name: name.into(),
+                dir,
+                source,
+            }),
+        }
+    }
+
+    #[cfg(not(feature = "local-embed"))]
+    fn local_embedder(&self, name: &str) -> Result<Arc<dyn Embedder>, MemorySetupError> {
+        Err(MemorySetupError::LocalEmbedNotBuilt(name.into()))
     }
 }
 

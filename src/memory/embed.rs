@@ -5,8 +5,10 @@
 //! Like the chat client it reads responses leniently (unknown fields
 //! ignored, items put back in `index` order) and retries 429, 5xx,
 //! connection errors and timeouts with `backon`'s exponential backoff.
-//! The in-process MiniLM embedder (candle) is not built.
+//! The in-process all-MiniLM-L6-v2 embedder is `memory::minilm`, behind
+//! the `local-embed` feature.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -24,7 +26,8 @@ pub trait Embedder: Send + Sync {
     fn model(&self) -> &str;
 }
 
-/// Why an embedding request failed; each names the URL tried.
+/// Why an embedding request failed. A server's errors name the URL
+/// tried, a local model's the file.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     /// No connection to the server.
@@ -64,6 +67,25 @@ pub enum EmbedError {
     /// The HTTP client could not be built.
     #[error("cannot build the embedding HTTP client: {0}")]
     Client(String),
+    /// A file the local model needs is not there.
+    #[error("{} is missing; {hint}", path.display())]
+    MissingFile {
+        /// The file looked for.
+        path: PathBuf,
+        /// How to get it.
+        hint: String,
+    },
+    /// A local model file could not be read or is not what was expected.
+    #[error("cannot load {}: {reason}", path.display())]
+    BadFile {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// The local model failed while embedding.
+    #[error("the local embedding model failed: {0}")]
+    Local(String),
 }
 
 impl EmbedError {
@@ -72,7 +94,11 @@ impl EmbedError {
         match self {
             Self::Unreachable { .. } | Self::Timeout { .. } => true,
             Self::Status { status, .. } => *status == 429 || *status >= 500,
-            Self::BadResponse { .. } | Self::Client(_) => false,
+            Self::BadResponse { .. }
+            | Self::Client(_)
+            | Self::MissingFile { .. }
+            | Self::BadFile { .. }
+            | Self::Local(_) => false,
         }
     }
 }

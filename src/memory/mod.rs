@@ -20,8 +20,9 @@
 //! open, updated on each write), so recall never reads the file;
 //! `benches/memory_recall.rs` measures it over 10,000 entries.
 //!
-//! Not built: the in-process MiniLM embedder (candle). [`OpenAiEmbedder`]
-//! calls any OpenAI-compatible `/v1/embeddings` server instead.
+//! Two embedders: [`OpenAiEmbedder`] calls any OpenAI-compatible
+//! `/v1/embeddings` server, and `minilm::MiniLmEmbedder` (the `local-embed`
+//! feature) runs all-MiniLM-L6-v2 in-process from files on disk.
 //!
 //! This module imports only [`crate::text`]; the loop uses it through
 //! [`crate::agent::memory`] (recall before the first round, a write after a
@@ -35,6 +36,8 @@ pub mod entry;
 pub mod error;
 pub mod fuse;
 mod index;
+#[cfg(feature = "local-embed")]
+pub mod minilm;
 pub mod note;
 pub mod redb_store;
 pub mod store;

