@@ -113,8 +113,18 @@ impl Actor for Executor {
 
 /// Starts the loop in its own task; its end comes back as `LoopEnded`.
 fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRun) {
-    let subtask = run.subtask.id.clone();
-    args.journals.insert(subtask.clone(), run.history.clone());
+    // Taken apart so that the loop's task holds only what it uses (100,000
+    // waiting loops each held the whole `SubtaskRun` before).
+    let SubtaskRun {
+        subtask: planned,
+        goal,
+        limits,
+        history,
+        attempt,
+        trace_context,
+    } = run;
+    let subtask = planned.id;
+    args.journals.insert(subtask.clone(), history.clone());
     let journals = Arc::clone(&args.journals);
     let mirror = subtask.clone();
     let on_round = Arc::new(move |entry: &JournalEntry| {
@@ -126,19 +136,19 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
     let rounds_done = Arc::new(move || journals.get(&key).map_or(0, |r| r.len() as u32));
     let llm = args
         .faults
-        .executor_llm(Arc::clone(&args.llm), &subtask, run.attempt, rounds_done);
+        .executor_llm(Arc::clone(&args.llm), &subtask, attempt, rounds_done);
     let mut agent = Agent::new(llm, Arc::clone(&args.toolbox))
-        .with_limits(run.limits.clone())
+        .with_limits(limits)
         .with_identity(args.role.system_prompt.clone())
         .for_subtask(args.role.name.clone(), subtask)
-        .with_trace_parent(run.trace_context.clone())
+        .with_trace_parent(trace_context)
         .on_round(on_round);
     if let Some(memory) = &args.memory {
         agent = agent.with_memory(memory.clone());
     }
     let cancel = args.cancel.clone();
     tokio::spawn(async move {
-        let ended = AssertUnwindSafe(agent.resume(&run.goal, run.history, &cancel))
+        let ended = AssertUnwindSafe(agent.resume(&goal, history, &cancel))
             .catch_unwind()
             .await;
         let message = match ended {
