@@ -83,6 +83,13 @@ fn main() {
             }
         }
     });
+    // A model request dropped by a timeout may still be decoding on a
+    // blocking thread; exiting under it can crash the process after its
+    // outcome was printed (see `wait_for_generations`).
+    #[cfg(feature = "local-llm")]
+    if !hermes::llm::local::wait_for_generations(std::time::Duration::from_secs(30)) {
+        eprintln!("warning: an in-process model request was still running at exit");
+    }
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     telemetry.shutdown();
     std::process::exit(code);

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -51,7 +52,11 @@ async fn hermes(args: &[&str], model: &std::path::Path) -> Run {
         .await
         .unwrap();
     Run {
-        code: output.status.code().unwrap_or(-1),
+        // A signal (a crash) reads as minus its number.
+        code: output
+            .status
+            .code()
+            .unwrap_or_else(|| -output.status.signal().unwrap_or(1)),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         took: started.elapsed(),
@@ -178,7 +183,7 @@ async fn the_wall_clock_stops_generation_mid_way() {
     .await;
     let outcome = last_json(&run.stdout);
     assert_eq!(outcome["status"], "timeout", "{}", run.stderr);
-    assert_eq!(run.code, 3);
+    assert_eq!(run.code, 3, "exit code (minus: a signal): {}", run.stderr);
     // Model loading comes before the clock starts; the run itself ends
     // within about a second of its 5 s deadline (the report says how long it ran).
     let progress = outcome["progress"].as_str().unwrap();

@@ -18,8 +18,9 @@
 mod decode;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -150,6 +151,44 @@ impl LocalLlm {
     }
 }
 
+/// Generations of this process still on a blocking thread (a cancelled one
+/// runs on until its next check of the cancel flag).
+static GENERATING: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one generation from before it is queued until its closure is
+/// dropped: run to its end, or discarded unstarted by a runtime shutdown.
+struct Generating;
+
+impl Generating {
+    fn start() -> Self {
+        GENERATING.fetch_add(1, Ordering::SeqCst);
+        Self
+    }
+}
+
+impl Drop for Generating {
+    fn drop(&mut self) {
+        GENERATING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits up to `limit` until no in-process generation runs any more, and
+/// says whether none does. Call it before the process exits: `exit` runs
+/// llama.cpp's C++ static destructors, and a generation still decoding on
+/// another thread (one whose request was dropped by a timeout stops only at
+/// its next cancel check) can then crash the process after its work was
+/// done. A cancelled generation stops within one prompt chunk or one token.
+pub fn wait_for_generations(limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while GENERATING.load(Ordering::SeqCst) > 0 {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
+
 /// Sets the flag when the request future is dropped (timeout, cancellation).
 struct CancelOnDrop(Arc<AtomicBool>);
 
@@ -168,8 +207,14 @@ impl Llm for LocalLlm {
         let config = self.config.clone();
         let states = Arc::clone(&self.states);
         let request = request.clone();
+        let generating = Generating::start();
         tokio::task::spawn_blocking(move || {
-            decode::generate(&model, &config, &states, &request, &cancel)
+            let answer = decode::generate(&model, &config, &states, &request, &cancel);
+            // The model may be freed here (its last holder); that is
+            // llama.cpp work too, so it comes before the count drops.
+            drop((model, states));
+            drop(generating);
+            answer
         })
         .await
         .map_err(|e| LlmError::Other(format!("local generation crashed: {e}")))?
