@@ -152,7 +152,7 @@ fn the_plan_bench_finishes_every_subtask() {
         "--roles",
         "4",
         "--model-latency-ms",
-        "2",
+        "40",
     ]);
     assert_eq!(report["subtasks"], 16);
     assert_eq!(report["status"], "finished", "{report}");
@@ -167,6 +167,10 @@ fn the_plan_bench_finishes_every_subtask() {
     ] {
         assert!(report[field].as_f64().unwrap() > 0.0, "{field}: {report}");
     }
+    // All 16 are dispatched at once and each lives at least two 40 ms
+    // model calls, so the 20 ms sampler sees them alive together.
+    let live = report["peak_live_executors"].as_u64().unwrap();
+    assert!((1..=16).contains(&live), "{report}");
 }
 
 #[test]

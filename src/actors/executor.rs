@@ -9,6 +9,7 @@
 //! the planner's supervision sees it as `ActorFailed`.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -20,7 +21,7 @@ use super::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId
 use super::roles::Role;
 use crate::agent::{Agent, LongTermMemory};
 use crate::faults::Faults;
-use crate::journal::JournalEntry;
+use crate::journal::{self, JournalEntry};
 use crate::llm::Llm;
 use crate::text::panic_message;
 use crate::tools::Toolbox;
@@ -56,6 +57,16 @@ pub struct ExecutorArgs {
 /// Runs one subtask's loop under the planner's supervision.
 pub struct Executor;
 
+/// Executor actors started and not yet stopped, in this process.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many executor actors are alive in this process now (started, not yet
+/// stopped), over every planner and node: for metrics, and for benchmarks
+/// that must say how many ran at once.
+pub fn live_executors() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
 impl Actor for Executor {
     type Msg = ExecutorMsg;
     type State = (ExecutorArgs, Option<String>);
@@ -66,6 +77,7 @@ impl Actor for Executor {
         _myself: ActorRef<ExecutorMsg>,
         args: ExecutorArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
+        LIVE.fetch_add(1, Ordering::Relaxed);
         Ok((args, None))
     }
 
@@ -107,6 +119,7 @@ impl Actor for Executor {
     ) -> Result<(), ActorProcessingErr> {
         // However this actor ended, its loop must not outlive it.
         args.cancel.cancel();
+        LIVE.fetch_sub(1, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -129,7 +142,7 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
     let mirror = subtask.clone();
     let on_round = Arc::new(move |entry: &JournalEntry| {
         if let Some(mut rounds) = journals.get_mut(&mirror) {
-            rounds.push(entry.clone());
+            journal::push_round(&mut rounds, entry.clone());
         }
     });
     let (journals, key) = (Arc::clone(&args.journals), subtask.clone());

@@ -149,7 +149,7 @@ impl HttpBench {
         let seconds = started.elapsed().as_secs_f64();
         let cpu = process::cpu_time().saturating_sub(cpu_before);
         let server_cpu = cpu_of(&server).await.saturating_sub(server_cpu_before);
-        let peak = sampler.stop().await;
+        let peak = sampler.stop().await.rss;
         drop(server);
         latencies.sort_by(f64::total_cmp);
         let per_round = |cpu: Duration| {

@@ -157,7 +157,7 @@ impl LoopBench {
         }
         let seconds = started.elapsed().as_secs_f64();
         let cpu = process::cpu_time().saturating_sub(cpu_before);
-        let peak = sampler.stop().await;
+        let peak = sampler.stop().await.rss;
         let mut overheads: Vec<f64> = timings.iter().flat_map(overheads_us).collect();
         overheads.sort_by(f64::total_cmp);
         let per_round = |total: f64| {

@@ -107,6 +107,9 @@ pub struct PlanReport {
     /// (That peak minus resident memory before the first submit) per
     /// executor, in KiB.
     pub rss_per_executor_kib: f64,
+    /// The most executor actors alive at once (sampled every 20 ms with
+    /// the memory): `executors` when every subtask ran at the same time.
+    pub peak_live_executors: usize,
 }
 
 /// Why the benchmark could not run.
@@ -149,7 +152,8 @@ impl PlanBench {
             join_all((0..tasks).map(|t| hermes.submit(TaskRequest::new(PlanModel::task(t))))).await;
         let wall = started.elapsed();
         let cpu = process::cpu_time().saturating_sub(cpu_before);
-        let peak = sampler.stop().await;
+        let peaks = sampler.stop().await;
+        let peak = peaks.rss;
         hermes.shutdown().await;
         let reports = reports
             .into_iter()
@@ -197,6 +201,7 @@ impl PlanBench {
             rss_per_executor_kib: peak.saturating_sub(rss_before) as f64
                 / 1024.0
                 / executors.max(1) as f64,
+            peak_live_executors: peaks.executors,
         })
     }
 }

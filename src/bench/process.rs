@@ -2,12 +2,14 @@
 //! thread), and resident memory now, at its peak (Linux `/proc/self/status`)
 //! and as sampled while a benchmark runs ([`RssSampler`]).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
+
+use crate::actors::executor::live_executors;
 
 /// User plus system CPU time of the whole process so far.
 pub fn cpu_time() -> Duration {
@@ -61,11 +63,22 @@ fn status_kib(field: &str) -> Option<u64> {
         .ok()
 }
 
-/// Samples resident memory every 20 ms and keeps the most it saw.
+/// Samples resident memory and the number of live executor actors every
+/// 20 ms and keeps the most of each it saw.
 pub struct RssSampler {
     running: Arc<AtomicBool>,
     most: Arc<AtomicU64>,
+    most_executors: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// The most a [`RssSampler`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peaks {
+    /// Resident memory, in bytes.
+    pub rss: u64,
+    /// Executor actors alive at once ([`live_executors`]).
+    pub executors: usize,
 }
 
 impl RssSampler {
@@ -73,27 +86,38 @@ impl RssSampler {
     pub fn start() -> Self {
         let running = Arc::new(AtomicBool::new(true));
         let most = Arc::new(AtomicU64::new(0));
+        let most_executors = Arc::new(AtomicUsize::new(0));
         let (flag, seen) = (Arc::clone(&running), Arc::clone(&most));
+        let seen_executors = Arc::clone(&most_executors);
         let task = tokio::spawn(async move {
             while flag.load(Ordering::Relaxed) {
                 seen.fetch_max(rss_bytes().unwrap_or(0), Ordering::Relaxed);
+                seen_executors.fetch_max(live_executors(), Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         });
         Self {
             running,
             most,
+            most_executors,
             task,
         }
     }
 
-    /// Stops sampling; the most resident memory seen, in bytes (now included).
-    pub async fn stop(self) -> u64 {
+    /// Stops sampling; the most seen (now included).
+    pub async fn stop(self) -> Peaks {
         self.running.store(false, Ordering::Relaxed);
         let _ = self.task.await;
-        self.most
-            .load(Ordering::Relaxed)
-            .max(rss_bytes().unwrap_or(0))
+        Peaks {
+            rss: self
+                .most
+                .load(Ordering::Relaxed)
+                .max(rss_bytes().unwrap_or(0)),
+            executors: self
+                .most_executors
+                .load(Ordering::Relaxed)
+                .max(live_executors()),
+        }
     }
 }
 

@@ -88,7 +88,8 @@ fn render(r: &PlanReport) -> String {
          dispatch p50/p99      {:.2} / {:.2} ms (plan answered -> subtask's first model call)\n\
          subtask p50/p99       {:.2} / {:.2} ms (plan answered -> subtask's last model call; p99/p50 {:.2})\n\
          collect               {:.2} ms (last executor call -> answer call)\n\
-         peak RSS              {:.1} MiB ({:.1} KiB per executor)",
+         peak RSS              {:.1} MiB ({:.1} KiB per executor)\n\
+         live executors        {} at most at once",
         r.subtasks,
         r.roles,
         r.model_latency_ms,
@@ -110,5 +111,6 @@ fn render(r: &PlanReport) -> String {
         r.collect_ms,
         r.peak_rss_mib,
         r.rss_per_executor_kib,
+        r.peak_live_executors,
     )
 }
