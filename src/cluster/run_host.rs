@@ -180,12 +180,10 @@ impl Actor for RunHost {
         message: RunHostMsg,
         state: &mut RunHostState,
     ) -> Result<(), ActorProcessingErr> {
-        let RunHostMsg::Report(report) = message;
-        let journal = state
-            .journals
-            .get(&state.subtask)
-            .map(|r| r.clone())
-            .unwrap_or_default();
+        let RunHostMsg::Report(mut report) = message;
+        // The executor drops its journal mirror once it has reported: the
+        // rounds travel beside the outcome (which does not serialize them).
+        let journal = std::mem::take(&mut report.outcome.journal);
         state.answer(RunEnded::Finished {
             outcome: report.outcome,
             journal,
