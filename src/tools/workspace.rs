@@ -71,17 +71,29 @@ impl Workspace {
                 Component::RootDir | Component::Prefix(_) => return Err(refuse()),
             }
         }
-        // Follow symlinks on the part that exists; it must stay inside.
-        let mut existing = resolved.as_path();
-        while !existing.exists() {
-            match existing.parent() {
-                Some(parent) => existing = parent,
-                None => return Err(refuse()),
+        // Follow symlinks on the part that exists; it must stay inside. The
+        // common case (the path exists) is one `canonicalize`; the walk up
+        // to the nearest existing ancestor is for paths about to be created.
+        let (existing, real) = match resolved.canonicalize() {
+            Ok(real) => (resolved.as_path(), real),
+            Err(_) => {
+                let mut existing = resolved.as_path();
+                while !existing.exists() {
+                    match existing.parent() {
+                        Some(parent) => existing = parent,
+                        None => return Err(refuse()),
+                    }
+                }
+                let real = existing
+                    .canonicalize()
+                    .map_err(|e| ToolError::new(format!("cannot resolve `{path}`: {e}")))?;
+                // A dangling symlink does not "exist" but would be followed on write.
+                if resolved.symlink_metadata().is_ok() && !resolved.exists() {
+                    return Err(refuse());
+                }
+                (existing, real)
             }
-        }
-        let real = existing
-            .canonicalize()
-            .map_err(|e| ToolError::new(format!("cannot resolve `{path}`: {e}")))?;
+        };
         if !real.starts_with(&self.root) {
             return Err(refuse());
         }
@@ -89,10 +101,6 @@ impl Workspace {
             return Err(ToolError::new(format!(
                 "refused: `{path}` is in {STATE_DIR}/, where Hermes keeps its own state; use another path"
             )));
-        }
-        // A dangling symlink does not "exist" but would be followed on write.
-        if resolved.symlink_metadata().is_ok() && !resolved.exists() {
-            return Err(refuse());
         }
         // `join("")` would add a trailing slash, so join only a real remainder.
         match resolved.strip_prefix(existing) {
@@ -195,5 +203,13 @@ mod tests {
         assert!(ws.resolve("out/secret.txt").is_err());
         assert!(ws.resolve("out").is_err());
         assert!(ws.resolve("dangling").is_err());
+        // A link that stays inside resolves to what it points at.
+        std::fs::write(dir.path().join("f.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("f.txt"), dir.path().join("alias.txt")).unwrap();
+        assert_eq!(ws.resolve("alias.txt").unwrap(), ws.root().join("f.txt"));
+        assert_eq!(
+            ws.resolve("alias.txt/../g.txt").unwrap(),
+            ws.root().join("g.txt")
+        );
     }
 }
