@@ -15,13 +15,11 @@ use super::output::parse_seconds;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelConfigError {
     /// The default model could not be fetched or is damaged.
-    #[cfg(feature = "local-llm")]
     #[error(transparent)]
     Fetch(#[from] hermes::model_files::FetchError),
-    /// The local provider was asked for but not compiled in.
-    #[cfg(not(feature = "local-llm"))]
-    #[error("this hermes was built without the local model provider; rebuild with `cargo build --release --features local-llm` (needs cmake, clang, libclang-dev)")]
-    LocalNotBuilt,
+    /// The local provider (or the engine asked for) was not compiled in.
+    #[error("this hermes was built without the {0} engine; {1}")]
+    EngineNotBuilt(&'static str, &'static str),
     /// The model (local file or HTTP client) could not be set up.
     #[error(transparent)]
     Llm(#[from] LlmError),
@@ -34,6 +32,20 @@ pub struct ResolvedModel {
     /// Whether it runs in-process (one engine serves every role).
     pub local: bool,
 }
+
+/// `--engine` for the built-in pure-Rust engine.
+const ENGINE_CANDLE: &str = "candle";
+/// `--engine` for llama.cpp.
+const ENGINE_LLAMA: &str = "llama.cpp";
+
+/// How to get llama.cpp.
+const REBUILD_LLAMA: &str =
+    "rebuild with `cargo build --release --features local-llm` (needs cmake, clang and libclang-dev)";
+/// How to get the built-in engine.
+const REBUILD_CANDLE: &str = "rebuild with the default features (they include `native-llm`)";
+
+/// Whether this build has an in-process engine at all.
+const ANY_ENGINE: bool = cfg!(any(feature = "local-llm", feature = "native-llm"));
 
 /// Which model the flags ask for.
 enum Choice {
@@ -78,7 +90,7 @@ pub struct ModelArgs {
     #[arg(long, default_value = "120", value_parser = parse_seconds, value_name = "SECS")]
     pub request_timeout: Duration,
     /// `openai` (any OpenAI-compatible server) or `local` (a GGUF file run
-    /// in-process; needs the local-llm feature). Default: local when a
+    /// in-process, on the engine `--engine` names). Default: local when a
     /// model path is set and no base URL is; openai when a base URL is set;
     /// with neither, openai if something answers at the default URL, else
     /// local with the default model (fetched on first use).
@@ -93,6 +105,11 @@ pub struct ModelArgs {
     /// Context window of the local provider, in tokens.
     #[arg(long, default_value_t = 4096, value_name = "TOKENS")]
     pub context_size: u32,
+    /// The in-process engine: `candle` (built in, pure Rust, Qwen2 models)
+    /// or `llama.cpp` (`--features local-llm`; faster, most GGUF models).
+    /// Default: llama.cpp when compiled in, else candle.
+    #[arg(long, value_parser = [ENGINE_CANDLE, ENGINE_LLAMA])]
+    pub engine: Option<String>,
     /// Let the local model write freely instead of constraining it to the
     /// decision grammar (to measure the lenient parser).
     #[arg(long)]
@@ -129,9 +146,7 @@ impl ModelArgs {
             Some(_) => Choice::Server,
             None if self.model_path.is_some() && !self.base_url_given(matches) => Choice::Local,
             None if self.base_url_given(matches) || self.model_path.is_some() => Choice::Server,
-            None if cfg!(feature = "local-llm") && !answers(&self.base_url).await => {
-                Choice::LocalBecauseNoServer
-            }
+            None if ANY_ENGINE && !answers(&self.base_url).await => Choice::LocalBecauseNoServer,
             None => Choice::Server,
         };
         match choice {
@@ -163,11 +178,23 @@ impl ModelArgs {
 
     /// The in-process model: `--model-path`, else the known model `--model`
     /// names (`0.5b`, `1.5b`), else the default one, fetched into the cache
-    /// when missing. `why` (when the engine was chosen for the user) is
-    /// said with the model's name in one line.
-    #[cfg(feature = "local-llm")]
+    /// when missing, on the engine `--engine` names. `why` (when the engine
+    /// was chosen for the user) is said with the model's name in one line.
     async fn local(&self, why: Option<String>) -> Result<Arc<dyn Llm>, ModelConfigError> {
-        use hermes::llm::local::{LocalConfig, LocalLlm};
+        let engine = self
+            .engine
+            .as_deref()
+            .unwrap_or(if cfg!(feature = "local-llm") {
+                ENGINE_LLAMA
+            } else {
+                ENGINE_CANDLE
+            });
+        if engine == ENGINE_LLAMA && !cfg!(feature = "local-llm") {
+            return Err(ModelConfigError::EngineNotBuilt("llama.cpp", REBUILD_LLAMA));
+        }
+        if engine == ENGINE_CANDLE && !cfg!(feature = "native-llm") {
+            return Err(ModelConfigError::EngineNotBuilt("candle", REBUILD_CANDLE));
+        }
         let path = match &self.model_path {
             Some(path) => path.clone(),
             None => {
@@ -184,13 +211,23 @@ impl ModelArgs {
         };
         if let Some(why) = why {
             eprintln!(
-                "model: {} in-process, because {why}",
+                "model: {} in-process ({engine}), because {why}",
                 path.file_name().map_or_else(
                     || path.display().to_string(),
                     |n| n.to_string_lossy().into_owned()
                 )
             );
         }
+        if engine == ENGINE_LLAMA {
+            self.llama_cpp(path)
+        } else {
+            self.candle(path)
+        }
+    }
+
+    #[cfg(feature = "local-llm")]
+    fn llama_cpp(&self, path: std::path::PathBuf) -> Result<Arc<dyn Llm>, ModelConfigError> {
+        use hermes::llm::local::{LocalConfig, LocalLlm};
         let mut config = LocalConfig::new(path);
         if let Some(threads) = self.threads {
             config.threads = threads.max(1);
@@ -204,8 +241,27 @@ impl ModelArgs {
     }
 
     #[cfg(not(feature = "local-llm"))]
-    async fn local(&self, _why: Option<String>) -> Result<Arc<dyn Llm>, ModelConfigError> {
-        Err(ModelConfigError::LocalNotBuilt)
+    fn llama_cpp(&self, _path: std::path::PathBuf) -> Result<Arc<dyn Llm>, ModelConfigError> {
+        Err(ModelConfigError::EngineNotBuilt("llama.cpp", REBUILD_LLAMA))
+    }
+
+    #[cfg(feature = "native-llm")]
+    fn candle(&self, path: std::path::PathBuf) -> Result<Arc<dyn Llm>, ModelConfigError> {
+        use hermes::llm::native::{NativeConfig, NativeLlm};
+        if let Some(threads) = self.threads {
+            hermes::llm::native::set_threads(threads);
+        }
+        let mut config = NativeConfig::new(path);
+        config.context_size = self.context_size.max(256);
+        if self.no_prefix_cache {
+            config.cached_conversations = 0;
+        }
+        Ok(Arc::new(NativeLlm::load(config)?))
+    }
+
+    #[cfg(not(feature = "native-llm"))]
+    fn candle(&self, _path: std::path::PathBuf) -> Result<Arc<dyn Llm>, ModelConfigError> {
+        Err(ModelConfigError::EngineNotBuilt("candle", REBUILD_CANDLE))
     }
 
     /// Builds the HTTP client; `matches` tells where `--base-url` came
@@ -235,7 +291,7 @@ fn origin_hint(source: Option<ValueSource>) -> String {
         Some(ValueSource::EnvVariable) => "The URL came from HERMES_BASE_URL.".to_string(),
         _ => format!(
             "Neither --base-url nor HERMES_BASE_URL is set, so the default {DEFAULT_BASE_URL} (Ollama) was used{}.",
-            if cfg!(feature = "local-llm") { "" } else { "; with no server at all, build with `--features local-llm` to run a model in-process" }
+            if ANY_ENGINE { "" } else { "; with no server at all, build with the default features to run a model in-process" }
         ),
     };
     format!(

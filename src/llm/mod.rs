@@ -8,6 +8,8 @@
 mod error;
 #[cfg(feature = "local-llm")]
 pub mod local;
+#[cfg(feature = "native-llm")]
+pub mod native;
 pub mod openai;
 pub mod prefix_cache;
 pub mod scripted;

@@ -1,0 +1,353 @@
+//! The Qwen2 transformer on quantized GGUF weights, in pure Rust (candle),
+//! with the keys and values of each sequence held outside the weights.
+//!
+//! Adapted from candle-transformers' `quantized_qwen2` (MIT/Apache-2.0).
+//! Two changes make it an engine rather than a demo: the weights are
+//! read-only and shared by every conversation, and [`Qwen2::forward`] takes
+//! several sequences at once (each with its own [`KvState`] and position):
+//! the linear layers, where the time goes, run once over all their new
+//! tokens stacked, and only attention runs per sequence. A [`KvState`] can
+//! be cut back to a prefix, which is what prefix reuse needs.
+
+use std::io::{Read, Seek};
+
+use candle_core::quantized::{gguf_file, QMatMul};
+use candle_core::{DType, Device, Module, Tensor, D};
+use candle_transformers::quantized_nn::RmsNorm;
+use candle_transformers::utils::repeat_kv;
+
+/// A candle error with what was being done.
+pub(super) type Result<T> = std::result::Result<T, candle_core::Error>;
+
+struct Layer {
+    wq: QMatMul,
+    wk: QMatMul,
+    wv: QMatMul,
+    bq: Tensor,
+    bk: Tensor,
+    bv: Tensor,
+    wo: QMatMul,
+    attention_norm: RmsNorm,
+    gate: QMatMul,
+    down: QMatMul,
+    up: QMatMul,
+    ffn_norm: RmsNorm,
+}
+
+/// The model's weights: loaded once, shared by every request.
+pub(super) struct Qwen2 {
+    /// Token embeddings as f16 (half the memory of f32; rows are widened
+    /// when looked up).
+    embeddings: Tensor,
+    layers: Vec<Layer>,
+    norm: RmsNorm,
+    output: QMatMul,
+    cos: Tensor,
+    sin: Tensor,
+    n_head: usize,
+    n_kv_head: usize,
+    head_dim: usize,
+    hidden: usize,
+    /// Longest sequence the rotary tables cover.
+    pub(super) context: usize,
+}
+
+/// The keys and values one sequence holds: per layer, `[1, kv heads,
+/// tokens, head dim]`. Cloning shares the tensors (they are never written
+/// in place), so one cached state can seed many conversations.
+#[derive(Clone, Default)]
+pub(super) struct KvState {
+    layers: Vec<(Tensor, Tensor)>,
+    len: usize,
+}
+
+impl KvState {
+    /// Tokens held.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The state after only the first `tokens` tokens.
+    pub(super) fn truncated(&self, tokens: usize) -> Result<KvState> {
+        if tokens >= self.len {
+            return Ok(self.clone());
+        }
+        let layers = self
+            .layers
+            .iter()
+            .map(|(k, v)| Ok((k.narrow(2, 0, tokens)?, v.narrow(2, 0, tokens)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(KvState {
+            layers,
+            len: tokens,
+        })
+    }
+}
+
+/// One sequence's share of a forward pass: its new tokens and its state.
+pub(super) struct Segment<'a> {
+    /// Tokens to evaluate, following the ones `kv` holds.
+    pub(super) tokens: &'a [u32],
+    /// The sequence's keys and values; extended by the pass.
+    pub(super) kv: &'a mut KvState,
+}
+
+fn metadata<'a>(content: &'a gguf_file::Content, key: &str) -> Result<&'a gguf_file::Value> {
+    content
+        .metadata
+        .get(key)
+        .ok_or_else(|| candle_core::Error::Msg(format!("the model file has no `{key}`")))
+}
+
+fn rotary_tables(
+    head_dim: usize,
+    base: f32,
+    context: usize,
+    device: &Device,
+) -> Result<(Tensor, Tensor)> {
+    let theta: Vec<f32> = (0..head_dim)
+        .step_by(2)
+        .map(|i| 1f32 / base.powf(i as f32 / head_dim as f32))
+        .collect();
+    let theta = Tensor::new(theta.as_slice(), device)?;
+    let angles = Tensor::arange(0, context as u32, device)?
+        .to_dtype(DType::F32)?
+        .reshape((context, 1))?
+        .matmul(&theta.reshape((1, theta.elem_count()))?)?;
+    Ok((angles.cos()?, angles.sin()?))
+}
+
+impl Qwen2 {
+    /// Reads the weights of a `qwen2` GGUF file; `context` bounds the
+    /// positions (and the rotary tables' size).
+    pub(super) fn load<R: Read + Seek>(
+        content: &gguf_file::Content,
+        reader: &mut R,
+        context: usize,
+    ) -> Result<Self> {
+        let device = Device::Cpu;
+        let architecture = metadata(content, "general.architecture")?.to_string()?;
+        if architecture != "qwen2" {
+            candle_core::bail!(
+                "the built-in engine runs qwen2 models; this file is `{architecture}` (build with --features local-llm for llama.cpp, which runs most GGUF models)"
+            );
+        }
+        let get = |key: &str| metadata(content, &format!("qwen2.{key}"));
+        let n_head = get("attention.head_count")?.to_u32()? as usize;
+        let n_kv_head = get("attention.head_count_kv")?.to_u32()? as usize;
+        let hidden = get("embedding_length")?.to_u32()? as usize;
+        let layers_count = get("block_count")?.to_u32()? as usize;
+        let eps = f64::from(get("attention.layer_norm_rms_epsilon")?.to_f32()?);
+        let rope_base = get("rope.freq_base")
+            .and_then(|v| v.to_f32())
+            .unwrap_or(10_000.0);
+        let trained = get("context_length")?.to_u32()? as usize;
+        let context = context.min(trained).max(1);
+        let head_dim = hidden / n_head;
+
+        let mut tensor = |name: &str| content.tensor(reader, name, &device);
+        let embeddings = tensor("token_embd.weight")?.dequantize_f16(&device)?;
+        let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
+        let output = match tensor("output.weight") {
+            Ok(weight) => QMatMul::from_qtensor(weight)?,
+            // Tied embeddings: the output projection is the embedding table.
+            Err(_) => QMatMul::from_qtensor(tensor("token_embd.weight")?)?,
+        };
+        let mut layers = Vec::with_capacity(layers_count);
+        for i in 0..layers_count {
+            let mut weight = |part: &str| tensor(&format!("blk.{i}.{part}"));
+            layers.push(Layer {
+                wq: QMatMul::from_qtensor(weight("attn_q.weight")?)?,
+                wk: QMatMul::from_qtensor(weight("attn_k.weight")?)?,
+                wv: QMatMul::from_qtensor(weight("attn_v.weight")?)?,
+                bq: weight("attn_q.bias")?.dequantize(&device)?,
+                bk: weight("attn_k.bias")?.dequantize(&device)?,
+                bv: weight("attn_v.bias")?.dequantize(&device)?,
+                wo: QMatMul::from_qtensor(weight("attn_output.weight")?)?,
+                attention_norm: RmsNorm::from_qtensor(weight("attn_norm.weight")?, eps)?,
+                gate: QMatMul::from_qtensor(weight("ffn_gate.weight")?)?,
+                down: QMatMul::from_qtensor(weight("ffn_down.weight")?)?,
+                up: QMatMul::from_qtensor(weight("ffn_up.weight")?)?,
+                ffn_norm: RmsNorm::from_qtensor(weight("ffn_norm.weight")?, eps)?,
+            });
+        }
+        let (cos, sin) = rotary_tables(head_dim, rope_base, context, &device)?;
+        Ok(Self {
+            embeddings,
+            layers,
+            norm,
+            output,
+            cos,
+            sin,
+            n_head,
+            n_kv_head,
+            head_dim,
+            hidden,
+            context,
+        })
+    }
+
+    /// Evaluates each segment's tokens after its state and returns the
+    /// logits of each segment's last token, `[segments, vocabulary]`.
+    /// Every state grows by its segment's tokens.
+    pub(super) fn forward(&self, segments: &mut [Segment<'_>]) -> Result<Tensor> {
+        if segments.iter().any(|s| s.tokens.is_empty()) {
+            candle_core::bail!("a segment without tokens");
+        }
+        if let Some(s) = segments
+            .iter()
+            .find(|s| s.kv.len + s.tokens.len() > self.context)
+        {
+            candle_core::bail!(
+                "{} tokens exceed the context of {}",
+                s.kv.len + s.tokens.len(),
+                self.context
+            );
+        }
+        let ids: Vec<u32> = segments.iter().flat_map(|s| s.tokens).copied().collect();
+        let ids = Tensor::new(ids.as_slice(), &Device::Cpu)?;
+        let mut x = self
+            .embeddings
+            .index_select(&ids, 0)?
+            .to_dtype(DType::F32)?;
+        for (index, layer) in self.layers.iter().enumerate() {
+            let h = layer.attention_norm.forward(&x)?;
+            let q = layer.wq.forward(&h)?.broadcast_add(&layer.bq)?;
+            let k = layer.wk.forward(&h)?.broadcast_add(&layer.bk)?;
+            let v = layer.wv.forward(&h)?.broadcast_add(&layer.bv)?;
+            let mut attended = Vec::with_capacity(segments.len());
+            let mut row = 0;
+            for segment in segments.iter_mut() {
+                let n = segment.tokens.len();
+                let qkv = (
+                    q.narrow(0, row, n)?,
+                    k.narrow(0, row, n)?,
+                    v.narrow(0, row, n)?,
+                );
+                attended.push(self.attention(index, segment.kv, qkv)?);
+                row += n;
+            }
+            let y = layer.wo.forward(&Tensor::cat(&attended, 0)?)?;
+            x = (y + x)?;
+            let h = layer.ffn_norm.forward(&x)?;
+            let gated = candle_nn::ops::silu(&layer.gate.forward(&h)?)?;
+            let y = layer.down.forward(&(gated * layer.up.forward(&h)?)?)?;
+            x = (y + x)?;
+        }
+        let mut last = Vec::with_capacity(segments.len());
+        let mut row = 0;
+        for segment in segments.iter_mut() {
+            row += segment.tokens.len();
+            segment.kv.len += segment.tokens.len();
+            last.push((row - 1) as u32);
+        }
+        let last = Tensor::new(last.as_slice(), &Device::Cpu)?;
+        let x = self.norm.forward(&x.index_select(&last, 0)?)?;
+        self.output.forward(&x)
+    }
+
+    /// Self-attention of one segment in layer `index`: its new queries
+    /// against everything its state holds plus its new keys, which are
+    /// appended to the state. `q`, `k`, `v` are `[tokens, heads × dim]`.
+    fn attention(
+        &self,
+        index: usize,
+        kv: &mut KvState,
+        (q, k, v): (Tensor, Tensor, Tensor),
+    ) -> Result<Tensor> {
+        let n = q.dim(0)?;
+        let position = kv.len;
+        let heads = |t: Tensor, count: usize| -> Result<Tensor> {
+            t.reshape((1, n, count, self.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()
+        };
+        let cos = self.cos.narrow(0, position, n)?;
+        let sin = self.sin.narrow(0, position, n)?;
+        let q = candle_nn::rotary_emb::rope(&heads(q, self.n_head)?, &cos, &sin)?;
+        let k = candle_nn::rotary_emb::rope(&heads(k, self.n_kv_head)?, &cos, &sin)?;
+        let v = heads(v, self.n_kv_head)?;
+        let (k, v) = match kv.layers.get(index) {
+            Some((k_held, v_held)) => (
+                Tensor::cat(&[k_held, &k], 2)?,
+                Tensor::cat(&[v_held, &v], 2)?,
+            ),
+            None => (k, v),
+        };
+        if index < kv.layers.len() {
+            kv.layers[index] = (k.clone(), v.clone());
+        } else {
+            kv.layers.push((k.clone(), v.clone()));
+        }
+        let repeat = self.n_head / self.n_kv_head;
+        let k = repeat_kv(k, repeat)?;
+        let v = repeat_kv(v, repeat)?.contiguous()?;
+        let scores = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?;
+        let scores = if n > 1 {
+            let mask = causal_mask(n, position)?.broadcast_as(scores.shape())?;
+            let blocked =
+                Tensor::new(f32::NEG_INFINITY, &Device::Cpu)?.broadcast_as(scores.shape())?;
+            mask.where_cond(&blocked, &scores)?
+        } else {
+            scores
+        };
+        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
+        weights
+            .matmul(&v)?
+            .transpose(1, 2)?
+            .reshape((n, self.hidden))
+    }
+
+    /// Whether the logits row is finite (a broken file gives NaN).
+    pub(super) fn finite(logits: &Tensor) -> bool {
+        logits
+            .max(D::Minus1)
+            .and_then(|m| m.to_vec0::<f32>())
+            .is_ok_and(f32::is_finite)
+    }
+}
+
+/// `[n, position + n]`: 1 where token `i` of the new ones may not see key
+/// `j` (a later token).
+fn causal_mask(n: usize, position: usize) -> Result<Tensor> {
+    let width = position + n;
+    let mask: Vec<u8> = (0..n)
+        .flat_map(|i| (0..width).map(move |j| u8::from(j > position + i)))
+        .collect();
+    Tensor::from_slice(&mask, (n, width), &Device::Cpu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_causal_mask_lets_each_new_token_see_the_held_ones_and_itself() {
+        let mask = causal_mask(2, 3).unwrap().to_vec2::<u8>().unwrap();
+        assert_eq!(mask, vec![vec![0, 0, 0, 0, 1], vec![0, 0, 0, 0, 0]]);
+    }
+
+    #[test]
+    fn a_truncated_state_keeps_the_first_tokens() {
+        let k = Tensor::arange(0f32, 12.0, &Device::Cpu)
+            .unwrap()
+            .reshape((1, 1, 6, 2))
+            .unwrap();
+        let state = KvState {
+            layers: vec![(k.clone(), k)],
+            len: 6,
+        };
+        let cut = state.truncated(2).unwrap();
+        assert_eq!(cut.len(), 2);
+        assert_eq!(
+            cut.layers[0]
+                .0
+                .flatten_all()
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap(),
+            vec![0.0, 1.0, 2.0, 3.0]
+        );
+        assert_eq!(state.truncated(9).unwrap().len(), 6);
+    }
+}
