@@ -5,90 +5,10 @@
 
 mod common;
 
-use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::local_model::{hermes, journal, last_json, model, workspace, FIVE_STEPS, TASK};
 use serde_json::Value;
-
-fn model() -> Option<PathBuf> {
-    let path = std::env::var("HERMES_TEST_MODEL_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
-        });
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("HERMES_REQUIRE_LOCAL_MODEL").is_err(),
-        "{} is missing: run scripts/fetch-model.sh 1.5b",
-        path.display()
-    );
-    eprintln!(
-        "skipped: no model at {} (run scripts/fetch-model.sh 1.5b)",
-        path.display()
-    );
-    None
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-async fn hermes(args: &[&str], model: &std::path::Path) -> Run {
-    let started = Instant::now();
-    let output = tokio::process::Command::new(common::hermes_bin())
-        .args(args)
-        .args(["--model-path", model.to_str().unwrap(), "--threads", "1"])
-        .env_remove("HERMES_BASE_URL")
-        .env_remove("HERMES_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .await
-        .unwrap();
-    Run {
-        // A signal (a crash) reads as minus its number.
-        code: output
-            .status
-            .code()
-            .unwrap_or_else(|| -output.status.signal().unwrap_or(1)),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        took: started.elapsed(),
-    }
-}
-
-fn last_json(stdout: &str) -> Value {
-    serde_json::from_str(stdout.lines().last().unwrap_or(""))
-        .unwrap_or_else(|e| panic!("no JSON outcome ({e}): {stdout}"))
-}
-
-fn journal(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn workspace() -> tempfile::TempDir {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(
-        ws.path().join("notes.txt"),
-        "Hermes ships the loop first.\nThe planner comes next.\nDocs by Ana.\n",
-    )
-    .unwrap();
-    ws
-}
-
-/// Spelled out step by step: a 1.5B model then follows it deterministically
-/// (greedy decoding, one thread); the looser wording makes it re-read the file.
-const TASK: &str = "First use read_file to read notes.txt. Then use write_file to save a one-line summary of it to summary.txt. Then finish.";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn grammar_constrained_run_finishes_a_file_task_with_no_server() {
@@ -252,9 +172,6 @@ async fn plan_smoke_test_with_two_roles() {
         run.took
     );
 }
-
-/// Five spelled-out steps, so that greedy decoding gives a 5-round run.
-const FIVE_STEPS: &str = "Do exactly these steps, one per round. Step 1: list_dir with path \".\". Step 2: read_file notes.txt. Step 3: write_file a.txt with content \"one\". Step 4: write_file b.txt with content \"two\". Step 5: finish with result \"done\".";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn later_rounds_reuse_the_cached_prefix_and_decide_exactly_as_without_it() {

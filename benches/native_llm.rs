@@ -1,0 +1,111 @@
+//! The built-in engine's throughput: one request alone against four at
+//! once on the same loaded model (the executors of a plan), with time to
+//! first token and decode tokens per second for each, and the ratio.
+//!
+//! ```sh
+//! cargo bench --bench native_llm            # the default model from the cache
+//! HERMES_TEST_MODEL_PATH=model.gguf cargo bench --bench native_llm
+//! ```
+//!
+//! Prefix reuse is off here, so every request reads its whole prompt and
+//! the figures are the engine's own. Time to first token = a request with
+//! `max_tokens` 1; decode speed = the extra tokens over the extra time a
+//! request with `max_tokens` N takes. Figures are printed, never checked.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hermes::llm::native::{NativeConfig, NativeLlm};
+use hermes::llm::{ChatMessage, ChatRequest, Llm};
+
+const DECODE_TOKENS: u32 = 48;
+const CONCURRENT: usize = 4;
+
+const QUESTIONS: [&str; CONCURRENT] = [
+    "List the planets of the solar system with one fact about each.",
+    "List five rivers of Europe with the countries they cross.",
+    "Explain in a few lines how a hash map finds a key.",
+    "Describe the water cycle in a few short sentences.",
+];
+
+fn request(question: &str, max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        messages: vec![
+            ChatMessage::system("You are a helpful assistant."),
+            ChatMessage::user(question),
+        ],
+        temperature: 0.0,
+        max_tokens,
+        json: false,
+        schema: None,
+    }
+}
+
+/// Wall time of `n` requests sent at once, and their completion tokens.
+async fn at_once(llm: &NativeLlm, n: usize, max_tokens: u32) -> (Duration, u64) {
+    let started = Instant::now();
+    let answers = futures::future::join_all(
+        QUESTIONS[..n]
+            .iter()
+            .map(|q| async move { llm.chat(&request(q, max_tokens)).await.expect("model") }),
+    )
+    .await;
+    let tokens = answers.iter().map(|a| a.usage.completion_tokens).sum();
+    (started.elapsed(), tokens)
+}
+
+struct Figures {
+    ttft: Duration,
+    decode_tokens_per_second: f64,
+}
+
+async fn measure(llm: &NativeLlm, n: usize) -> Figures {
+    let (first, _) = at_once(llm, n, 1).await;
+    let (full, tokens) = at_once(llm, n, DECODE_TOKENS).await;
+    let extra_tokens = tokens.saturating_sub(n as u64) as f64;
+    let extra_time = full.saturating_sub(first).as_secs_f64().max(1e-6);
+    Figures {
+        ttft: first,
+        decode_tokens_per_second: extra_tokens / extra_time,
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let path = std::env::var("HERMES_TEST_MODEL_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
+        });
+    if !path.is_file() {
+        eprintln!(
+            "skipped: no model at {} (hermes model pull 1.5b)",
+            path.display()
+        );
+        return;
+    }
+    let mut config = NativeConfig::new(&path);
+    config.cached_conversations = 0;
+    let started = Instant::now();
+    let llm = NativeLlm::load(config).expect("load");
+    println!("load: {:.1} s", started.elapsed().as_secs_f64());
+    // The first products repack the weights for the CPU: not measured.
+    at_once(&llm, 1, 2).await;
+    let one = measure(&llm, 1).await;
+    let many = measure(&llm, CONCURRENT).await;
+    println!(
+        "1 request:    time to first token {:>6.2} s, decode {:>6.1} tokens/s",
+        one.ttft.as_secs_f64(),
+        one.decode_tokens_per_second
+    );
+    println!(
+        "{CONCURRENT} at once:    time to first token {:>6.2} s, decode {:>6.1} tokens/s in all",
+        many.ttft.as_secs_f64(),
+        many.decode_tokens_per_second
+    );
+    println!(
+        "ratio:        {:.2}x the decode tokens/s of one request",
+        many.decode_tokens_per_second / one.decode_tokens_per_second
+    );
+}

@@ -1,0 +1,94 @@
+//! Helpers for the tests that run a real GGUF model in-process (both
+//! engines): where the model is, how to run `hermes` on it, and a small
+//! workspace. The model is Qwen2.5-Coder-1.5B-Instruct from
+//! `hermes model pull 1.5b`; tests skip (with a message) when it is absent,
+//! unless HERMES_REQUIRE_LOCAL_MODEL=1 (CI sets it), which makes absence a
+//! failure.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The task both engines' smoke tests give: spelled out step by step, so a
+/// 1.5B model follows it deterministically (greedy decoding).
+pub const TASK: &str = "First use read_file to read notes.txt. Then use write_file to save a one-line summary of it to summary.txt. Then finish.";
+
+/// Five spelled-out steps, so that greedy decoding gives a 5-round run.
+pub const FIVE_STEPS: &str = "Do exactly these steps, one per round. Step 1: list_dir with path \".\". Step 2: read_file notes.txt. Step 3: write_file a.txt with content \"one\". Step 4: write_file b.txt with content \"two\". Step 5: finish with result \"done\".";
+
+pub fn model() -> Option<PathBuf> {
+    let path = std::env::var("HERMES_TEST_MODEL_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("HERMES_REQUIRE_LOCAL_MODEL").is_err(),
+        "{} is missing: run scripts/fetch-model.sh 1.5b",
+        path.display()
+    );
+    eprintln!(
+        "skipped: no model at {} (run scripts/fetch-model.sh 1.5b)",
+        path.display()
+    );
+    None
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+pub async fn hermes(args: &[&str], model: &std::path::Path) -> Run {
+    let started = Instant::now();
+    let output = tokio::process::Command::new(super::hermes_bin())
+        .args(args)
+        .args(["--model-path", model.to_str().unwrap(), "--threads", "1"])
+        .env_remove("HERMES_BASE_URL")
+        .env_remove("HERMES_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .await
+        .unwrap();
+    Run {
+        // A signal (a crash) reads as minus its number.
+        code: output
+            .status
+            .code()
+            .unwrap_or_else(|| -output.status.signal().unwrap_or(1)),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        took: started.elapsed(),
+    }
+}
+
+pub fn last_json(stdout: &str) -> Value {
+    serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("no JSON outcome ({e}): {stdout}"))
+}
+
+pub fn journal(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+pub fn workspace() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("notes.txt"),
+        "Hermes ships the loop first.\nThe planner comes next.\nDocs by Ana.\n",
+    )
+    .unwrap();
+    ws
+}

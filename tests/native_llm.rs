@@ -1,0 +1,205 @@
+//! The built-in engine (pure Rust, candle; the default build) on a real
+//! GGUF model: Qwen2.5-Coder-1.5B-Instruct from `hermes model pull 1.5b`.
+//! Skipped (with a message) when the model is absent, unless
+//! HERMES_REQUIRE_LOCAL_MODEL=1 (CI sets it), which makes absence a failure.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::local_model::{hermes, journal, last_json, model, workspace, FIVE_STEPS, TASK};
+use hermes::llm::native::{model_loads, set_threads, NativeConfig, NativeLlm};
+use hermes::llm::{ChatMessage, ChatRequest, Llm};
+use serde_json::Value;
+
+fn question(text: &str) -> ChatRequest {
+    ChatRequest {
+        messages: vec![
+            ChatMessage::system("You are a helpful assistant. Answer in one short sentence."),
+            ChatMessage::user(text),
+        ],
+        temperature: 0.0,
+        max_tokens: 12,
+        json: false,
+        schema: None,
+    }
+}
+
+/// With no server configured and none answering, `hermes run` picks the
+/// built-in engine and the default model from the cache, says so in one
+/// line, and finishes the README's file task.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_no_server_the_default_build_runs_the_default_model_in_process() {
+    let Some(model) = model() else { return };
+    if model.file_name().and_then(|n| n.to_str()) != Some("qwen2.5-coder-1.5b-instruct.gguf") {
+        eprintln!(
+            "skipped: {} is not the default model's cache file",
+            model.display()
+        );
+        return;
+    }
+    let ws = workspace();
+    let output = tokio::process::Command::new(common::hermes_bin())
+        .args(["run", TASK, "--workspace", ws.path().to_str().unwrap()])
+        .args([
+            "--engine",
+            "candle",
+            "--threads",
+            "1",
+            "--temperature",
+            "0",
+            "--json",
+        ])
+        .env("HERMES_MODEL_CACHE", model.parent().unwrap())
+        // No server: nothing answers at the default URL (Ollama's) here.
+        .env_remove("HERMES_BASE_URL")
+        .env_remove("HERMES_MODEL_PATH")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let announced: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("model: "))
+        .collect();
+    assert_eq!(
+        announced,
+        vec!["model: qwen2.5-coder-1.5b-instruct.gguf in-process (candle), because no --base-url or HERMES_BASE_URL is set and nothing answers at http://localhost:11434/v1"],
+        "{stderr}"
+    );
+    let outcome = last_json(&stdout);
+    assert_eq!(outcome["status"], "finished", "{stdout}\n{stderr}");
+    let summary = std::fs::read_to_string(ws.path().join("summary.txt")).unwrap();
+    assert!(!summary.trim().is_empty());
+    assert!(
+        outcome["usage"]["cached_tokens"].as_u64().unwrap() > 0,
+        "{outcome}"
+    );
+}
+
+/// A 5-round run reuses at least 80% of each prompt from round 3 on, and
+/// decides exactly as a run that evaluates every prompt whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn later_rounds_reuse_the_cached_prefix_and_decide_exactly_as_without_it() {
+    let Some(model) = model() else { return };
+    let mut runs = Vec::new();
+    for extra in [&[][..], &["--no-prefix-cache"][..]] {
+        let ws = workspace();
+        let journal_path = ws.path().join("run.jsonl");
+        let mut args = vec![
+            "run",
+            FIVE_STEPS,
+            "--engine",
+            "candle",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--tools",
+            "read_file,write_file,list_dir",
+            "--temperature",
+            "0",
+            "--max-rounds",
+            "6",
+            "--journal",
+            journal_path.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let run = hermes(&args, &model).await;
+        assert!(run.stdout.lines().last().is_some(), "{}", run.stderr);
+        let rounds: Vec<Value> = journal(&journal_path)
+            .into_iter()
+            .filter(|line| line.get("kind").is_none())
+            .collect();
+        runs.push((rounds, run.took));
+    }
+    let (cached, cached_took) = &runs[0];
+    let (uncached, uncached_took) = &runs[1];
+    assert!(cached.len() >= 5, "a 5-round run: {cached:?}");
+    for round in &cached[2..] {
+        let prompt = round["tokens"]["prompt_tokens"].as_f64().unwrap();
+        let reused = round["tokens"]["cached_tokens"].as_f64().unwrap();
+        assert!(
+            reused >= 0.8 * prompt,
+            "round {}: {reused} of {prompt} prompt tokens reused",
+            round["round"]
+        );
+    }
+    for round in uncached {
+        assert_eq!(round["tokens"]["cached_tokens"], 0, "{round}");
+    }
+    let calls = |rounds: &[Value]| -> Vec<(Value, Value)> {
+        rounds
+            .iter()
+            .map(|r| (r["action"].clone(), r["args"].clone()))
+            .collect()
+    };
+    assert_eq!(calls(cached), calls(uncached));
+    eprintln!(
+        "prefix reuse: {} rounds in {cached_took:?} with reuse, {uncached_took:?} without",
+        cached.len()
+    );
+}
+
+/// Four requests at once (one engine step serves them all) give the same
+/// greedy answers as the same four one after another, and four more
+/// handles on the loaded file share it instead of loading it again.
+#[tokio::test(flavor = "multi_thread")]
+async fn four_concurrent_requests_answer_as_four_sequential_ones_on_one_loaded_model() {
+    let Some(model) = model() else { return };
+    set_threads(1);
+    let first = NativeLlm::load(NativeConfig::new(&model)).unwrap();
+    let loads = model_loads();
+    let handles: Vec<Arc<NativeLlm>> = (0..4)
+        .map(|_| Arc::new(NativeLlm::load(NativeConfig::new(&model)).unwrap()))
+        .collect();
+    assert_eq!(model_loads(), loads, "the loaded model is shared");
+    let questions = [
+        "What is the capital of France?",
+        "Name a prime number above 10.",
+        "What colour is the sky on a clear day?",
+        "Which planet is closest to the sun?",
+    ];
+    let mut sequential = Vec::new();
+    for q in questions {
+        sequential.push(first.chat(&question(q)).await.unwrap().content);
+    }
+    let concurrent = futures::future::join_all(
+        handles
+            .iter()
+            .zip(questions)
+            .map(|(llm, q)| async move { llm.chat(&question(q)).await.unwrap().content }),
+    )
+    .await;
+    assert_eq!(concurrent, sequential);
+    assert!(
+        sequential.iter().all(|a| !a.trim().is_empty()),
+        "{sequential:?}"
+    );
+    assert!(sequential[0].contains("Paris"), "{sequential:?}");
+}
+
+/// A prompt that cannot fit the context is refused before any work, and
+/// a caller that goes away (a timeout) leaves the engine serving others.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_prompt_is_refused_and_a_dropped_request_frees_the_engine() {
+    let Some(model) = model() else { return };
+    set_threads(1);
+    // The same settings as the other tests: they share one loaded model.
+    let llm = NativeLlm::load(NativeConfig::new(&model)).unwrap();
+    let error = llm
+        .chat(&question(&"word ".repeat(5000)))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("exceeds the context size 4096"), "{error}");
+    let mut long = question("Count from 1 to 100, one number per line.");
+    long.max_tokens = 200;
+    let dropped =
+        tokio::time::timeout(std::time::Duration::from_millis(300), llm.chat(&long)).await;
+    assert!(dropped.is_err(), "the long request was still running");
+    let answer = llm.chat(&question("Say hello.")).await.unwrap();
+    assert!(!answer.content.trim().is_empty());
+    assert!(answer.usage.completion_tokens <= 12);
+}
