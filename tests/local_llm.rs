@@ -7,8 +7,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::local_model::{hermes, journal, last_json, model, workspace, FIVE_STEPS, TASK};
-use serde_json::Value;
+use common::local_model::{
+    hermes, journal, last_json, model, prefix_reuse_keeps_decisions, workspace, TASK,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn grammar_constrained_run_finishes_a_file_task_with_no_server() {
@@ -176,62 +177,5 @@ async fn plan_smoke_test_with_two_roles() {
 #[tokio::test(flavor = "multi_thread")]
 async fn later_rounds_reuse_the_cached_prefix_and_decide_exactly_as_without_it() {
     let Some(model) = model() else { return };
-    let mut runs = Vec::new();
-    for extra in [&[][..], &["--no-prefix-cache"][..]] {
-        let ws = workspace();
-        let journal_path = ws.path().join("run.jsonl");
-        let mut args = vec![
-            "run",
-            FIVE_STEPS,
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--tools",
-            "read_file,write_file,list_dir",
-            "--temperature",
-            "0",
-            "--max-rounds",
-            "6",
-            "--journal",
-            journal_path.to_str().unwrap(),
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        let run = hermes(&args, &model).await;
-        assert!(run.stdout.lines().last().is_some(), "{}", run.stderr);
-        let rounds: Vec<Value> = journal(&journal_path)
-            .into_iter()
-            .filter(|line| line.get("kind").is_none())
-            .collect();
-        runs.push((rounds, run.took));
-    }
-    let (cached, cached_took) = &runs[0];
-    let (uncached, uncached_took) = &runs[1];
-    assert!(
-        cached.len() >= 3,
-        "the run has at least 3 rounds: {cached:?}"
-    );
-    for round in &cached[2..] {
-        let prompt = round["tokens"]["prompt_tokens"].as_f64().unwrap();
-        let reused = round["tokens"]["cached_tokens"].as_f64().unwrap();
-        assert!(
-            reused >= 0.8 * prompt,
-            "round {}: {reused} of {prompt} prompt tokens reused",
-            round["round"]
-        );
-    }
-    for round in uncached {
-        assert_eq!(round["tokens"]["cached_tokens"], 0, "{round}");
-    }
-    // Greedy decoding: the same decisions with and without reuse.
-    let calls = |rounds: &[Value]| -> Vec<(Value, Value)> {
-        rounds
-            .iter()
-            .map(|r| (r["action"].clone(), r["args"].clone()))
-            .collect()
-    };
-    assert_eq!(calls(cached), calls(uncached));
-    eprintln!(
-        "prefix reuse: {} rounds in {cached_took:?} with reuse, {uncached_took:?} without",
-        cached.len()
-    );
+    prefix_reuse_keeps_decisions(&model, &[], 3).await;
 }

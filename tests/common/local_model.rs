@@ -6,7 +6,7 @@
 //! failure.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -91,4 +91,71 @@ pub fn workspace() -> tempfile::TempDir {
     )
     .unwrap();
     ws
+}
+
+/// Runs [`FIVE_STEPS`] greedily twice, with prefix reuse and without
+/// (`engine` args select the engine), and checks that from round 3 on at
+/// least 80% of each prompt was reused, that the run without reuse reused
+/// nothing, and that both made the same calls. `min_rounds`: how many
+/// rounds the run must reach.
+pub async fn prefix_reuse_keeps_decisions(model: &Path, engine: &[&str], min_rounds: usize) {
+    let mut runs = Vec::new();
+    for extra in [&[][..], &["--no-prefix-cache"][..]] {
+        let ws = workspace();
+        let journal_path = ws.path().join("run.jsonl");
+        let mut args = vec!["run"];
+        args.extend_from_slice(engine);
+        args.extend_from_slice(&[
+            FIVE_STEPS,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--tools",
+            "read_file,write_file,list_dir",
+            "--temperature",
+            "0",
+            "--max-rounds",
+            "6",
+            "--journal",
+            journal_path.to_str().unwrap(),
+            "--json",
+        ]);
+        args.extend_from_slice(extra);
+        let run = hermes(&args, model).await;
+        assert!(run.stdout.lines().last().is_some(), "{}", run.stderr);
+        let rounds: Vec<Value> = journal(&journal_path)
+            .into_iter()
+            .filter(|line| line.get("kind").is_none())
+            .collect();
+        runs.push((rounds, run.took));
+    }
+    let (cached, cached_took) = &runs[0];
+    let (uncached, uncached_took) = &runs[1];
+    assert!(
+        cached.len() >= min_rounds,
+        "the run has at least {min_rounds} rounds: {cached:?}"
+    );
+    for round in &cached[2..] {
+        let prompt = round["tokens"]["prompt_tokens"].as_f64().unwrap();
+        let reused = round["tokens"]["cached_tokens"].as_f64().unwrap();
+        assert!(
+            reused >= 0.8 * prompt,
+            "round {}: {reused} of {prompt} prompt tokens reused",
+            round["round"]
+        );
+    }
+    for round in uncached {
+        assert_eq!(round["tokens"]["cached_tokens"], 0, "{round}");
+    }
+    // Greedy decoding: the same decisions with and without reuse.
+    let calls = |rounds: &[Value]| -> Vec<(Value, Value)> {
+        rounds
+            .iter()
+            .map(|r| (r["action"].clone(), r["args"].clone()))
+            .collect()
+    };
+    assert_eq!(calls(cached), calls(uncached));
+    eprintln!(
+        "prefix reuse: {} rounds in {cached_took:?} with reuse, {uncached_took:?} without",
+        cached.len()
+    );
 }

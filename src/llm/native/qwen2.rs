@@ -14,7 +14,6 @@ use std::io::{Read, Seek};
 use candle_core::quantized::{gguf_file, QMatMul};
 use candle_core::{DType, Device, Module, Tensor, D};
 use candle_transformers::quantized_nn::RmsNorm;
-use candle_transformers::utils::repeat_kv;
 
 /// A candle error with what was being done.
 pub(super) type Result<T> = std::result::Result<T, candle_core::Error>;
@@ -280,21 +279,26 @@ impl Qwen2 {
             kv.layers.push((k.clone(), v.clone()));
         }
         let repeat = self.n_head / self.n_kv_head;
-        let k = repeat_kv(k, repeat)?;
-        let v = repeat_kv(v, repeat)?.contiguous()?;
+        let length = position + n;
+        let q = q.reshape((self.n_kv_head, repeat * n, self.head_dim))?;
+        let k = k.squeeze(0)?;
+        let v = v.squeeze(0)?.contiguous()?;
         let scores = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?;
         let scores = if n > 1 {
+            let scores = scores.reshape((self.n_kv_head, repeat, n, length))?;
             let mask = causal_mask(n, position)?.broadcast_as(scores.shape())?;
             let blocked =
                 Tensor::new(f32::NEG_INFINITY, &Device::Cpu)?.broadcast_as(scores.shape())?;
             mask.where_cond(&blocked, &scores)?
+                .reshape((self.n_kv_head, repeat * n, length))?
         } else {
             scores
         };
         let weights = candle_nn::ops::softmax_last_dim(&scores)?;
         weights
             .matmul(&v)?
-            .transpose(1, 2)?
+            .reshape((self.n_head, n, self.head_dim))?
+            .transpose(0, 1)?
             .reshape((n, self.hidden))
     }
 
