@@ -1,8 +1,11 @@
 //! Throughput of the in-process model: time to first token and decode
 //! tokens per second, and the same through a llama.cpp-compatible HTTP
 //! server serving the same model when `LLAMA_SERVER_URL` names one
-//! (e.g. `llama-server -m model.gguf --port 8080` → `http://127.0.0.1:8080/v1`).
-//! The ratio shows what skipping the server saves.
+//! (`bench/llama-server/setup.sh model.gguf` starts one from the PyPI
+//! package `xllamacpp` and prints its URL; or `llama-server -m model.gguf
+//! --port 8080` → `http://127.0.0.1:8080/v1`).
+//! The ratio shows what skipping the server saves. The built-in candle
+//! engine (default feature `native-llm`) is measured on the same file too.
 //!
 //! ```sh
 //! cargo bench --features local-llm --bench local_llm
@@ -86,7 +89,20 @@ async fn main() {
     let config = LocalConfig::new(&path);
     println!("model {} · {} threads", path.display(), config.threads);
     let local = LocalLlm::load(config).expect("load model");
-    let in_process = measure("in-process", &local).await;
+    let in_process = measure("llama.cpp", &local).await;
+    drop(local);
+    #[cfg(feature = "native-llm")]
+    {
+        let native =
+            hermes::llm::native::NativeLlm::load(hermes::llm::native::NativeConfig::new(&path))
+                .expect("load model");
+        let candle = measure("candle", &native).await;
+        println!(
+            "ratio (candle / llama.cpp): time to first token {:.2}x, decode speed {:.2}x",
+            candle.ttft.as_secs_f64() / in_process.ttft.as_secs_f64(),
+            candle.tokens_per_second / in_process.tokens_per_second
+        );
+    }
     match std::env::var("LLAMA_SERVER_URL") {
         Ok(url) => {
             let server = OpenAiClient::new(OpenAiConfig::new(url, "served")).expect("client");

@@ -15,7 +15,6 @@ params.model.path = model
 params.n_ctx = 4096
 params.n_parallel = 1
 params.port = port
-params.hostnames = ["127.0.0.1"] if hasattr(params, "hostnames") else params.hostnames
 params.cpuparams.n_threads = threads
 params.cpuparams_batch.n_threads = threads
 server = xllamacpp.Server(params)

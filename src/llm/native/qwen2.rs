@@ -11,7 +11,10 @@
 
 use std::io::{Read, Seek};
 
-use candle_core::quantized::{gguf_file, QMatMul};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use candle_core::quantized::{gguf_file, QMatMul, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor, D};
 use candle_transformers::quantized_nn::RmsNorm;
 
@@ -35,9 +38,10 @@ struct Layer {
 
 /// The model's weights: loaded once, shared by every request.
 pub(super) struct Qwen2 {
-    /// Token embeddings as f16 (half the memory of f32; rows are widened
-    /// when looked up).
-    embeddings: Tensor,
+    /// The token embedding table, kept quantized (it is also the output
+    /// projection of models with tied embeddings): rows are dequantized
+    /// as they are looked up.
+    embeddings: Arc<QTensor>,
     layers: Vec<Layer>,
     norm: RmsNorm,
     output: QMatMul,
@@ -145,12 +149,15 @@ impl Qwen2 {
         let head_dim = hidden / n_head;
 
         let mut tensor = |name: &str| content.tensor(reader, name, &device);
-        let embeddings = tensor("token_embd.weight")?.dequantize_f16(&device)?;
+        let embeddings = Arc::new(tensor("token_embd.weight")?);
+        if embeddings.shape().dims2()?.1 != hidden {
+            candle_core::bail!("token_embd.weight is not {hidden} wide");
+        }
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         let output = match tensor("output.weight") {
             Ok(weight) => QMatMul::from_qtensor(weight)?,
             // Tied embeddings: the output projection is the embedding table.
-            Err(_) => QMatMul::from_qtensor(tensor("token_embd.weight")?)?,
+            Err(_) => QMatMul::from_arc(Arc::clone(&embeddings))?,
         };
         let mut layers = Vec::with_capacity(layers_count);
         for i in 0..layers_count {
@@ -204,11 +211,7 @@ impl Qwen2 {
             );
         }
         let ids: Vec<u32> = segments.iter().flat_map(|s| s.tokens).copied().collect();
-        let ids = Tensor::new(ids.as_slice(), &Device::Cpu)?;
-        let mut x = self
-            .embeddings
-            .index_select(&ids, 0)?
-            .to_dtype(DType::F32)?;
+        let mut x = self.embed(&ids)?;
         for (index, layer) in self.layers.iter().enumerate() {
             let h = layer.attention_norm.forward(&x)?;
             let q = layer.wq.forward(&h)?.broadcast_add(&layer.bq)?;
@@ -243,6 +246,26 @@ impl Qwen2 {
         let last = Tensor::new(last.as_slice(), &Device::Cpu)?;
         let x = self.norm.forward(&x.index_select(&last, 0)?)?;
         self.output.forward(&x)
+    }
+
+    /// The embedding rows of `ids`, `[tokens, hidden]`, each dequantized
+    /// from its own blocks of the table.
+    fn embed(&self, ids: &[u32]) -> Result<Tensor> {
+        let table = self.embeddings.data()?;
+        let dtype = self.embeddings.dtype();
+        let row_bytes = self.hidden / dtype.block_size() * dtype.type_size();
+        let rows = ids
+            .iter()
+            .map(|&id| {
+                let start = id as usize * row_bytes;
+                let Some(bytes) = table.get(start..start + row_bytes) else {
+                    candle_core::bail!("token {id} is outside the vocabulary");
+                };
+                let storage = QStorage::from_data(Cow::Borrowed(bytes), &Device::Cpu, dtype)?;
+                QTensor::new(storage, (1, self.hidden))?.dequantize(&Device::Cpu)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Tensor::cat(&rows, 0)
     }
 
     /// Self-attention of one segment in layer `index`: its new queries
