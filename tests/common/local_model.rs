@@ -115,6 +115,10 @@ pub async fn prefix_reuse_keeps_decisions(model: &Path, engine: &[&str], min_rou
             "0",
             "--max-rounds",
             "6",
+            // One thread on a slow machine: the run without reuse reads
+            // every prompt whole, so the default 300 s could cut it short.
+            "--timeout",
+            "900",
             "--journal",
             journal_path.to_str().unwrap(),
             "--json",
