@@ -47,8 +47,6 @@ async fn with_no_server_the_default_build_runs_the_default_model_in_process() {
             "1",
             "--temperature",
             "0",
-            "--timeout",
-            "900",
             "--json",
         ])
         .env("HERMES_MODEL_CACHE", model.parent().unwrap())
