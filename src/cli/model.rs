@@ -106,7 +106,7 @@ pub struct ModelArgs {
     #[arg(long, default_value_t = 4096, value_name = "TOKENS")]
     pub context_size: u32,
     /// The in-process engine: `candle` (built in, pure Rust, Qwen2 models)
-    /// or `llama.cpp` (`--features local-llm`; faster, most GGUF models).
+    /// or `llama.cpp` (`--features local-llm`; most GGUF models, grammar).
     /// Default: llama.cpp when compiled in, else candle.
     #[arg(long, value_parser = [ENGINE_CANDLE, ENGINE_LLAMA])]
     pub engine: Option<String>,

@@ -4,7 +4,8 @@
 //! It runs Qwen2-architecture models (the default Qwen2.5-Coder-Instruct
 //! among them) from their GGUF file alone: weights, tokenizer and chat
 //! template all come from the file. llama.cpp (`--features local-llm`)
-//! stays the faster option and runs more architectures, but needs cmake
+//! runs more architectures, constrains decisions with a grammar and maps
+//! the file instead of reading it into memory, but needs cmake
 //! and clang to build.
 //!
 //! **One model, many executors.** Every [`NativeLlm`] on the same file
