@@ -151,6 +151,23 @@ pub struct ChatResponse {
     pub finish_reason: Option<String>,
 }
 
+/// The name an in-process engine gives a model (its file stem), after
+/// checking that the file exists; both engines refuse a missing file with
+/// this one message.
+#[cfg(any(feature = "local-llm", feature = "native-llm"))]
+fn model_file_name(path: &std::path::Path) -> Result<String, LlmError> {
+    if !path.is_file() {
+        return Err(LlmError::Other(format!(
+            "no model file at {} (set --model-path or HERMES_MODEL_PATH, or leave both out to run the default model, which `hermes model pull` fetches)",
+            path.display()
+        )));
+    }
+    Ok(path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "local".into()))
+}
+
 /// A chat model. Implementations must be cheap to share (`Arc<dyn Llm>`).
 #[async_trait]
 pub trait Llm: Send + Sync {

@@ -124,18 +124,9 @@ impl LocalLlm {
     /// Loads the model file (a few seconds for a small model).
     pub fn load(config: LocalConfig) -> Result<Self, LlmError> {
         let path = &config.model_path;
-        if !path.is_file() {
-            return Err(LlmError::Other(format!(
-                "no model file at {} (set --model-path or HERMES_MODEL_PATH, or leave both out to run the default model, which `hermes model pull` fetches)",
-                path.display()
-            )));
-        }
+        let name = super::model_file_name(path)?;
         let model = LlamaModel::load_from_file(backend()?, path, &LlamaModelParams::default())
             .map_err(|e| LlmError::Other(format!("cannot load {}: {e}", path.display())))?;
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "local".into());
         let states = Arc::new(PrefixCache::new(config.cached_conversations));
         Ok(Self {
             model: Arc::new(model),

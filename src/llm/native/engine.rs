@@ -20,7 +20,7 @@ use candle_core::Tensor;
 use candle_transformers::generation::{LogitsProcessor, Sampling};
 use tokio::sync::oneshot;
 
-use super::qwen2::{KvState, Qwen2, Segment};
+use super::qwen2::{message, KvState, Qwen2, Segment};
 use super::tokenizer::ChatTokenizer;
 use crate::llm::prefix_cache::PrefixCache;
 use crate::llm::{ChatResponse, LlmError, Usage};
@@ -153,10 +153,7 @@ impl Engine {
                 kv: &mut a.kv,
             })
             .collect();
-        let logits = self
-            .model
-            .forward(&mut segments)
-            .map_err(|e| e.to_string())?;
+        let logits = self.model.forward(&mut segments).map_err(message)?;
         for (row, (a, piece)) in active.iter_mut().zip(&pieces).enumerate() {
             if a.pending.take().is_none() {
                 a.next += piece.len();
@@ -212,9 +209,9 @@ impl Engine {
 }
 
 fn sample(sampler: &mut LogitsProcessor, logits: &Tensor, row: usize) -> Result<u32, String> {
-    let row = logits.get(row).map_err(|e| e.to_string())?;
+    let row = logits.get(row).map_err(message)?;
     if !Qwen2::finite(&row) {
         return Err("the model produced non-finite logits (a damaged model file?)".into());
     }
-    sampler.sample(&row).map_err(|e| e.to_string())
+    sampler.sample(&row).map_err(message)
 }

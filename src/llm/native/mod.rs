@@ -114,12 +114,7 @@ impl NativeLlm {
     /// file's size in memory).
     pub fn load(config: NativeConfig) -> Result<Self, LlmError> {
         let path = &config.model_path;
-        if !path.is_file() {
-            return Err(LlmError::Other(format!(
-                "no model file at {} (set --model-path or HERMES_MODEL_PATH, or leave both out to run the default model, which `hermes model pull` fetches)",
-                path.display()
-            )));
-        }
+        let name = super::model_file_name(path)?;
         let key = (
             path.canonicalize().unwrap_or_else(|_| path.clone()),
             config.context_size,
@@ -136,10 +131,6 @@ impl NativeLlm {
                 loaded
             }
         };
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "local".into());
         Ok(Self {
             loaded,
             config,
@@ -159,10 +150,11 @@ fn start_engine(config: &NativeConfig) -> Result<Loaded, LlmError> {
     let unreadable =
         |e: &dyn std::fmt::Display| LlmError::Other(format!("cannot load {}: {e}", path.display()));
     let mut file = std::fs::File::open(path).map_err(|e| unreadable(&e))?;
-    let content = gguf_file::Content::read(&mut file).map_err(|e| unreadable(&e))?;
+    let content =
+        gguf_file::Content::read(&mut file).map_err(|e| unreadable(&qwen2::message(e)))?;
     let tokenizer = Arc::new(ChatTokenizer::from_gguf(&content).map_err(|e| unreadable(&e))?);
     let model = qwen2::Qwen2::load(&content, &mut file, config.context_size as usize)
-        .map_err(|e| unreadable(&e))?;
+        .map_err(|e| unreadable(&qwen2::message(e)))?;
     LOADS.fetch_add(1, Ordering::SeqCst);
     let context = model.context;
     let engine = Engine {

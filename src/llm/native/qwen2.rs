@@ -95,7 +95,20 @@ pub(super) struct Segment<'a> {
     pub(super) kv: &'a mut KvState,
 }
 
-fn metadata<'a>(content: &'a gguf_file::Content, key: &str) -> Result<&'a gguf_file::Value> {
+/// A candle error as one line of text: candle appends a backtrace to its
+/// errors when RUST_BACKTRACE is set, which is not for the user's eyes.
+pub(super) fn message(error: candle_core::Error) -> String {
+    match error {
+        candle_core::Error::WithBacktrace { inner, .. } => message(*inner),
+        other => other.to_string(),
+    }
+}
+
+/// The value of `key` in the file's metadata, or an error naming the key.
+pub(super) fn metadata<'a>(
+    content: &'a gguf_file::Content,
+    key: &str,
+) -> Result<&'a gguf_file::Value> {
     content
         .metadata
         .get(key)

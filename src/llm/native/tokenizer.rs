@@ -15,6 +15,7 @@ use candle_core::quantized::gguf_file;
 use serde_json::{json, Map, Value};
 use tokenizers::Tokenizer;
 
+use super::qwen2::{message, metadata};
 use crate::llm::{Author, ChatMessage};
 
 /// Qwen2's pre-tokenizer split pattern (its `tokenizer.json`).
@@ -31,19 +32,21 @@ pub(super) struct ChatTokenizer {
     stops: HashSet<u32>,
 }
 
+/// `metadata`, with its error as text.
 fn field<'a>(content: &'a gguf_file::Content, key: &str) -> Result<&'a gguf_file::Value, String> {
-    content
-        .metadata
-        .get(key)
-        .ok_or_else(|| format!("the model file has no `{key}`"))
+    metadata(content, key).map_err(message)
 }
 
 fn strings(content: &gguf_file::Content, key: &str) -> Result<Vec<String>, String> {
     field(content, key)?
         .to_vec()
-        .map_err(|e| format!("`{key}`: {e}"))?
+        .map_err(|e| format!("`{key}`: {}", message(e)))?
         .iter()
-        .map(|v| v.to_string().cloned().map_err(|e| format!("`{key}`: {e}")))
+        .map(|v| {
+            v.to_string()
+                .cloned()
+                .map_err(|e| format!("`{key}`: {}", message(e)))
+        })
         .collect()
 }
 
@@ -52,14 +55,14 @@ impl ChatTokenizer {
     pub(super) fn from_gguf(content: &gguf_file::Content) -> Result<Self, String> {
         let kind = field(content, "tokenizer.ggml.model")?
             .to_string()
-            .map_err(|e| e.to_string())?;
+            .map_err(message)?;
         if kind != "gpt2" {
             return Err(format!(
                 "the built-in engine reads byte-level BPE tokenizers; this file's is `{kind}`"
             ));
         }
         if let Ok(template) = field(content, "tokenizer.chat_template") {
-            let template = template.to_string().map_err(|e| e.to_string())?;
+            let template = template.to_string().map_err(message)?;
             if !template.contains("<|im_start|>") {
                 return Err("the built-in engine writes ChatML prompts; this file's chat template is another one (build with --features local-llm for llama.cpp)".into());
             }
@@ -68,12 +71,12 @@ impl ChatTokenizer {
         let merges = strings(content, "tokenizer.ggml.merges")?;
         let kinds: Vec<i32> = field(content, "tokenizer.ggml.token_type")?
             .to_vec()
-            .map_err(|e| e.to_string())?
+            .map_err(message)?
             .iter()
             .map(|v| v.to_i32().unwrap_or(1))
             .collect();
         let eos = field(content, "tokenizer.ggml.eos_token_id")
-            .and_then(|v| v.to_u32().map_err(|e| e.to_string()))
+            .and_then(|v| v.to_u32().map_err(message))
             .ok();
         let mut vocab = Map::new();
         let mut added = Vec::new();
