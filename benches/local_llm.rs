@@ -1,27 +1,47 @@
-//! Throughput of the in-process model: time to first token and decode
-//! tokens per second, and the same through a llama.cpp-compatible HTTP
-//! server serving the same model when `LLAMA_SERVER_URL` names one
-//! (`bench/llama-server/setup.sh model.gguf` starts one from the PyPI
-//! package `xllamacpp` and prints its URL; or `llama-server -m model.gguf
-//! --port 8080` → `http://127.0.0.1:8080/v1`).
-//! The ratio shows what skipping the server saves. The built-in candle
-//! engine (default feature `native-llm`) is measured on the same file too.
+//! The in-process model against llama.cpp's own HTTP server, on the same
+//! GGUF file and the same agent file task, in one run.
+//!
+//! Each leg runs the README's file task (read `notes.txt`, write a summary,
+//! finish) with the real agent loop and the default tools on a fresh
+//! workspace, greedy decoding, and reports wall time per task, time per
+//! round, and the model's time to first token and decode speed on a chat
+//! request. Legs:
+//!
+//! - `candle`: the built-in engine (default feature `native-llm`; it has no
+//!   grammar, the decision is parsed leniently);
+//! - `llama.cpp+grammar` and `llama.cpp`: the llama.cpp engine with and
+//!   without the decision grammar (feature `local-llm`);
+//! - `http server`: llama.cpp's own OpenAI-compatible server on the same
+//!   file, through Hermes's HTTP client. `LLAMA_SERVER_URL` names a running
+//!   one; otherwise the bench starts one with `bench/llama-server/setup.sh`
+//!   (the PyPI package `xllamacpp` in a venv, installed on first use) and
+//!   stops it at the end. `HERMES_BENCH_NO_SERVER=1` skips the leg.
 //!
 //! ```sh
-//! cargo bench --features local-llm --bench local_llm
+//! cargo bench --bench local_llm                       # candle + server
+//! cargo bench --features local-llm --bench local_llm  # + llama.cpp in-process
 //! ```
 //!
 //! Time to first token = a request with `max_tokens` 1; decode speed =
 //! (N - 1) tokens over the extra time a request with `max_tokens` N takes.
+//! The model is `HERMES_MODEL_PATH` or the cached 1.5B model
+//! (`hermes model pull 1.5b`). Figures are printed, never checked.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hermes::llm::local::{LocalConfig, LocalLlm};
+use hermes::agent::{Agent, CancellationToken};
+use hermes::limits::Limits;
 use hermes::llm::{ChatMessage, ChatRequest, Llm, OpenAiClient, OpenAiConfig};
+use hermes::tools::defaults::{default_toolbox, SearchChoice, ToolOptions};
+use hermes::tools::Workspace;
 
 const DECODE_TOKENS: u32 = 64;
 const RUNS: usize = 3;
+/// The README's first task.
+const TASK: &str = "First use read_file to read notes.txt. Then use write_file to save a one-line summary of it to summary.txt. Then finish.";
 
 fn request(max_tokens: u32) -> ChatRequest {
     ChatRequest {
@@ -50,25 +70,128 @@ async fn timed(llm: &dyn Llm, max_tokens: u32) -> (Duration, u64) {
     (times[RUNS / 2], tokens)
 }
 
-struct Figures {
+/// One leg's figures.
+struct Leg {
+    name: &'static str,
+    task_wall: Duration,
+    status: String,
+    rounds: u32,
+    /// The model's time in each round, in order.
+    round_model: Vec<Duration>,
+    prompt_tokens: u64,
+    cached_tokens: u64,
     ttft: Duration,
     tokens_per_second: f64,
 }
 
-async fn measure(name: &str, llm: &dyn Llm) -> Figures {
-    let (first, _) = timed(llm, 1).await;
-    let (full, tokens) = timed(llm, DECODE_TOKENS).await;
+impl Leg {
+    fn per_round(&self) -> Duration {
+        self.task_wall / self.rounds.max(1)
+    }
+}
+
+/// Runs the file task on a fresh copy of `examples/workspace`.
+async fn file_task(llm: Arc<dyn Llm>) -> (Duration, hermes::agent::Outcome) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace/notes.txt");
+    std::fs::copy(&source, dir.path().join("notes.txt")).expect("copy notes.txt");
+    let workspace = Workspace::new(dir.path()).expect("workspace");
+    let options = ToolOptions {
+        search: SearchChoice::Off,
+        ..ToolOptions::default()
+    };
+    let tools = default_toolbox(&workspace, &options)
+        .await
+        .expect("default tools");
+    let limits = Limits {
+        temperature: 0.0,
+        max_rounds: 10,
+        timeout: Duration::from_secs(900),
+        ..Limits::default()
+    };
+    let agent = Agent::new(llm, Arc::new(tools.toolbox)).with_limits(limits);
+    let started = Instant::now();
+    let outcome = agent.run(TASK, &CancellationToken::new()).await;
+    (started.elapsed(), outcome)
+}
+
+async fn measure(name: &'static str, llm: Arc<dyn Llm>) -> Leg {
+    let (task_wall, outcome) = file_task(Arc::clone(&llm)).await;
+    let (first, _) = timed(llm.as_ref(), 1).await;
+    let (full, tokens) = timed(llm.as_ref(), DECODE_TOKENS).await;
     let decode = full.saturating_sub(first).as_secs_f64().max(1e-6);
-    let figures = Figures {
+    let leg = Leg {
+        name,
+        task_wall,
+        status: outcome.status.as_str().to_string(),
+        rounds: outcome.rounds,
+        round_model: outcome
+            .journal
+            .iter()
+            .map(|e| Duration::from_millis(e.llm_ms))
+            .collect(),
+        prompt_tokens: outcome.usage.prompt_tokens,
+        cached_tokens: outcome.usage.cached_tokens,
         ttft: first,
         tokens_per_second: tokens.saturating_sub(1) as f64 / decode,
     };
+    let per_round: Vec<String> = leg
+        .round_model
+        .iter()
+        .map(|d| format!("{:.1}", d.as_secs_f64()))
+        .collect();
     println!(
-        "{name:<12} time to first token {:>8.1} ms   decode {:>6.1} tokens/s",
-        figures.ttft.as_secs_f64() * 1000.0,
-        figures.tokens_per_second
+        "{name:<18} task {:>6.1} s ({}, {} rounds, {:>5.1} s/round; model s per round: {})   prompt {} tokens ({} reused)   first token {:>6.0} ms   decode {:>5.1} tokens/s",
+        leg.task_wall.as_secs_f64(),
+        leg.status,
+        leg.rounds,
+        leg.per_round().as_secs_f64(),
+        per_round.join(" "),
+        leg.prompt_tokens,
+        leg.cached_tokens,
+        leg.ttft.as_secs_f64() * 1e3,
+        leg.tokens_per_second,
     );
-    figures
+    leg
+}
+
+/// The llama.cpp server to measure: `LLAMA_SERVER_URL`, or one started by
+/// `bench/llama-server/setup.sh` (returned second, to stop at the end).
+fn server(model: &Path) -> Option<(String, Option<PathBuf>)> {
+    if let Ok(url) = std::env::var("LLAMA_SERVER_URL") {
+        return Some((url, None));
+    }
+    if std::env::var_os("HERMES_BENCH_NO_SERVER").is_some() {
+        println!("http server: skipped (HERMES_BENCH_NO_SERVER)");
+        return None;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/llama-server");
+    let started = Command::new("bash")
+        .arg(dir.join("setup.sh"))
+        .arg(model)
+        .arg("18080")
+        .output();
+    match started {
+        Ok(out) if out.status.success() => {
+            let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            Some((url, Some(dir.join("server.pid"))))
+        }
+        Ok(out) => {
+            println!(
+                "http server: could not start it with bench/llama-server/setup.sh: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            None
+        }
+        Err(e) => {
+            println!("http server: could not run bench/llama-server/setup.sh: {e}");
+            None
+        }
+    }
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
 }
 
 #[tokio::main]
@@ -77,42 +200,55 @@ async fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|_| {
             PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/hermes/models/qwen2.5-coder-0.5b-instruct.gguf")
+                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
         });
     if !path.is_file() {
         println!(
-            "skipped: no model at {} (scripts/fetch-model.sh 0.5b, or set HERMES_MODEL_PATH)",
+            "skipped: no model at {} (hermes model pull 1.5b, or set HERMES_MODEL_PATH)",
             path.display()
         );
         return;
     }
-    let config = LocalConfig::new(&path);
-    println!("model {} · {} threads", path.display(), config.threads);
-    let local = LocalLlm::load(config).expect("load model");
-    let in_process = measure("llama.cpp", &local).await;
-    drop(local);
+    println!("model {} · task: {TASK}", path.display());
+    let mut legs = Vec::new();
     #[cfg(feature = "native-llm")]
     {
-        let native =
-            hermes::llm::native::NativeLlm::load(hermes::llm::native::NativeConfig::new(&path))
-                .expect("load model");
-        let candle = measure("candle", &native).await;
-        println!(
-            "ratio (candle / llama.cpp): time to first token {:.2}x, decode speed {:.2}x",
-            candle.ttft.as_secs_f64() / in_process.ttft.as_secs_f64(),
-            candle.tokens_per_second / in_process.tokens_per_second
-        );
+        use hermes::llm::native::{NativeConfig, NativeLlm};
+        let llm = NativeLlm::load(NativeConfig::new(&path)).expect("load model (candle)");
+        legs.push(measure("candle", Arc::new(llm)).await);
     }
-    match std::env::var("LLAMA_SERVER_URL") {
-        Ok(url) => {
-            let server = OpenAiClient::new(OpenAiConfig::new(url, "served")).expect("client");
-            let http = measure("http server", &server).await;
-            println!(
-                "ratio (http / in-process): time to first token {:.2}x, decode speed {:.2}x",
-                http.ttft.as_secs_f64() / in_process.ttft.as_secs_f64(),
-                http.tokens_per_second / in_process.tokens_per_second
-            );
+    #[cfg(feature = "local-llm")]
+    {
+        use hermes::llm::local::{LocalConfig, LocalLlm};
+        for (name, grammar) in [("llama.cpp+grammar", true), ("llama.cpp", false)] {
+            let mut config = LocalConfig::new(&path);
+            config.grammar = grammar;
+            let llm = LocalLlm::load(config).expect("load model (llama.cpp)");
+            legs.push(measure(name, Arc::new(llm)).await);
         }
-        Err(_) => println!("no LLAMA_SERVER_URL: the HTTP comparison was not run"),
+    }
+    #[cfg(not(feature = "local-llm"))]
+    println!(
+        "llama.cpp in-process (with and without the grammar): not built; add --features local-llm"
+    );
+    let Some((url, pid_file)) = server(&path) else {
+        return;
+    };
+    let client = OpenAiClient::new(OpenAiConfig::new(&url, "served")).expect("HTTP client");
+    let http = measure("http server", Arc::new(client)).await;
+    if let Some(pid_file) = pid_file {
+        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+    for leg in &legs {
+        println!(
+            "ratio ({} / http server): wall per task {:.2}x, time per round {:.2}x, first token {:.2}x, decode speed {:.2}x",
+            leg.name,
+            ratio(leg.task_wall, http.task_wall),
+            ratio(leg.per_round(), http.per_round()),
+            ratio(leg.ttft, http.ttft),
+            leg.tokens_per_second / http.tokens_per_second.max(1e-9),
+        );
     }
 }

@@ -36,6 +36,9 @@ pub struct Limits {
     /// How many most recent rounds are shown to the model whole; older ones
     /// are shown as one-line summaries.
     pub full_rounds: usize,
+    /// How past rounds are laid out in the prompt (see
+    /// `agent::perceive::messages`).
+    pub history: HistoryLayout,
     /// Answer a decision that repeats a recent call exactly: ask the model
     /// once more with a note on what that call returned, and refuse the
     /// call (without running it) if the second answer repeats it too. See
@@ -63,12 +66,53 @@ impl Default for Limits {
             observation_chars: 2000,
             observation_lines: 50,
             full_rounds: 6,
+            // The log: on the 1.5B model replayed decisions became a
+            // template the model copied verbatim (EVALS.md, section 9).
+            history: HistoryLayout::Log,
             // Off by default: on the 1.5B model they made runs longer and
             // no more successful (EVALS.md, section 3). Evidence flags are
             // journalled and counted either way.
             repeat_guidance: false,
             evidence_warnings: false,
             reflect_every: 0,
+        }
+    }
+}
+
+/// How the prompt shows the rounds already played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryLayout {
+    /// One user turn holds the goal and a log of the rounds: "Round N: you
+    /// called TOOL ARGS" and its observation. No past decision is replayed
+    /// as an assistant turn, so there is no reply for the model to copy.
+    #[default]
+    Log,
+    /// Each round replayed as a pair of turns: the decision as the
+    /// assistant's JSON, then the observation as the user's.
+    Turns,
+}
+
+impl HistoryLayout {
+    /// The name used on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Log => "log",
+            Self::Turns => "turns",
+        }
+    }
+}
+
+impl std::str::FromStr for HistoryLayout {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "log" => Ok(Self::Log),
+            "turns" => Ok(Self::Turns),
+            other => Err(format!(
+                "unknown history layout `{other}` (expected log or turns)"
+            )),
         }
     }
 }

@@ -4,9 +4,10 @@
 //! parameters (rendered from the same specs that validate calls), how to
 //! finish, and what to do on errors. The conversation then states the goal,
 //! gives older rounds as one-line summaries built without a model call,
-//! replays the last few rounds whole (decision, then the goal, the
-//! observation and the round count), and only ever grows at its end between summary
-//! blocks, so a model that keeps its state re-reads only the newest turn.
+//! shows the last few rounds whole (by default as a log of the calls made
+//! and their observations, see [`HistoryLayout`]), and only ever grows at
+//! its end between summary blocks, so a model that keeps its state re-reads
+//! only the newest round.
 //! The prompt stays bounded however long the run is. Text goes in as it is: non-ASCII
 //! is never `\u`-escaped, so Chinese goals and files stay readable.
 
@@ -19,7 +20,7 @@ use super::evidence;
 use super::reflect::{self, Reflection};
 use crate::decision::{Decision, EXPECTED_SHAPE};
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
-use crate::limits::Limits;
+use crate::limits::{HistoryLayout, Limits};
 use crate::llm::ChatMessage;
 use crate::text::{clip, one_line};
 use crate::tools::Toolbox;
@@ -117,8 +118,11 @@ pub fn messages(
 pub struct RenderedRound {
     /// [`summary_line`] of the entry.
     pub summary: String,
-    /// The assistant turn that replays the entry's decision.
+    /// The assistant turn that replays the entry's decision
+    /// ([`HistoryLayout::Turns`]).
     pub reply: String,
+    /// The entry's block in the log ([`HistoryLayout::Log`]).
+    pub log: String,
 }
 
 impl RenderedRound {
@@ -127,6 +131,7 @@ impl RenderedRound {
         Self {
             summary: summary_line(entry),
             reply: replayed_reply(entry),
+            log: log_block(entry),
         }
     }
 }
@@ -185,24 +190,38 @@ pub fn messages_rendered(
     }
     let _ = write!(
         opening,
-        "\n\n{}{}",
+        "\n\n{}",
         older.last().map_or(String::new(), |e| reflected(e.round)),
-        next_step(older.last(), limits)
     );
-    let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
-    for (entry, text) in recent.iter().zip(recent_text) {
-        out.push(ChatMessage::assistant(text.reply.clone()));
-        // The goal first, then the news, then what to do: the model reads
-        // the success note last (with the goal last, small models redo it).
-        out.push(ChatMessage::user(format!(
-            "Goal: {goal}\n\nObservation (round {}): {}\n\n{}{}",
-            entry.round,
-            entry.observation,
-            reflected(entry.round),
-            next_step(Some(entry), limits)
-        )));
+    match limits.history {
+        HistoryLayout::Log => {
+            // One turn: the opening, then each recent round as a log block,
+            // then what to do. It grows at its end like the turns do.
+            for (entry, text) in recent.iter().zip(recent_text) {
+                let _ = write!(opening, "{}\n\n{}", text.log, reflected(entry.round));
+            }
+            opening.push_str(&next_step(history.last(), limits));
+            vec![ChatMessage::system(system), ChatMessage::user(opening)]
+        }
+        HistoryLayout::Turns => {
+            opening.push_str(&next_step(older.last(), limits));
+            let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
+            for (entry, text) in recent.iter().zip(recent_text) {
+                out.push(ChatMessage::assistant(text.reply.clone()));
+                // The goal first, then the news, then what to do: the model
+                // reads the success note last (with the goal last, small
+                // models redo it).
+                out.push(ChatMessage::user(format!(
+                    "Goal: {goal}\n\nObservation (round {}): {}\n\n{}{}",
+                    entry.round,
+                    entry.observation,
+                    reflected(entry.round),
+                    next_step(Some(entry), limits)
+                )));
+            }
+            out
+        }
     }
-    out
 }
 
 /// How many of `rounds` past rounds are shown as summary lines: none while
@@ -273,6 +292,24 @@ fn next_step(previous: Option<&JournalEntry>, limits: &Limits) -> String {
     }
     next.push_str(" Reply with one JSON object.");
     next
+}
+
+/// A past round in the log layout: the call made and what it returned
+/// (an unreadable reply is named as such, not replayed).
+fn log_block(entry: &JournalEntry) -> String {
+    if entry.action == UNPARSED {
+        return format!(
+            "Round {}: your reply was not a readable decision.\nObservation: {}",
+            entry.round, entry.observation
+        );
+    }
+    format!(
+        "Round {}: you called {} {}\nObservation: {}",
+        entry.round,
+        entry.action,
+        clip_strings(&entry.args),
+        entry.observation
+    )
 }
 
 /// One line for an older round: number, action, args digest, status.
@@ -362,21 +399,58 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn the_conversation_only_grows_at_its_end_between_summary_blocks() {
-        let limits = Limits::default();
-        let all = history(12);
+    /// Every turn's text in order, without the closing request of the last
+    /// one (the part of the prompt the next round's prompt must start with).
+    fn kept_text(turns: &[ChatMessage], next_round: usize) -> String {
+        let all: String = turns
+            .iter()
+            .map(|t| format!("<{:?}>{}", t.role, t.content))
+            .collect();
+        let ask = all
+            .rfind(&format!("Round {next_round} of"))
+            .expect("the prompt ends with the round's request");
+        all[..ask].to_string()
+    }
+
+    /// The rounds (2..) whose prompt does not start with the previous
+    /// round's kept text.
+    fn rebuilt_rounds(all: &[JournalEntry], from: usize, limits: &Limits) -> Vec<usize> {
         let mut rebuilt_at = Vec::new();
-        for rounds in 1..all.len() {
-            let before = messages("sys", "", "the goal", &all[..rounds], &[], &limits);
-            let after = messages("sys", "", "the goal", &all[..rounds + 1], &[], &limits);
-            if after.len() < before.len() || after[..before.len()] != before[..] {
+        for rounds in from..all.len() {
+            let before = messages("sys", "", "the goal", &all[..rounds], &[], limits);
+            let after = messages("sys", "", "the goal", &all[..rounds + 1], &[], limits);
+            let after_all = kept_text(&after, rounds + 2);
+            if !after_all.starts_with(&kept_text(&before, rounds + 1)) {
                 rebuilt_at.push(rounds + 1);
             }
         }
-        // Whole while the window holds every round, then once per block
-        // of half the window (3 rounds) instead of every round.
-        assert_eq!(rebuilt_at, vec![7, 10]);
+        rebuilt_at
+    }
+
+    fn turns_layout() -> Limits {
+        Limits {
+            history: HistoryLayout::Turns,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn the_conversation_only_grows_at_its_end_between_summary_blocks() {
+        for limits in [Limits::default(), turns_layout()] {
+            // Whole while the window holds every round, then once per block
+            // of half the window (3 rounds) instead of every round.
+            assert_eq!(
+                rebuilt_rounds(&history(12), 1, &limits),
+                vec![7, 10],
+                "{:?}",
+                limits.history
+            );
+        }
+        // The turns layout only adds turns.
+        let limits = turns_layout();
+        let before = messages("sys", "", "g", &history(3), &[], &limits);
+        let after = messages("sys", "", "g", &history(4), &[], &limits);
+        assert_eq!(after[..before.len()], before[..]);
     }
 
     #[test]
@@ -404,14 +478,7 @@ mod tests {
             turns[1].content
         );
         // The opening still changes once per block only.
-        let all = history(40);
-        let rebuilt = (20..40)
-            .filter(|&n| {
-                let before = messages("sys", "", "g", &all[..n], &[], &limits);
-                let after = messages("sys", "", "g", &all[..n + 1], &[], &limits);
-                after.len() < before.len() || after[..before.len()] != before[..]
-            })
-            .count();
+        let rebuilt = rebuilt_rounds(&history(41), 20, &limits).len();
         assert_eq!(rebuilt, 7, "once per block of 3 over 20 rounds");
     }
 
@@ -450,7 +517,7 @@ mod tests {
             .all(|turn| !turn.content.contains("Notes from")));
         // The prefix stays stable with notes too.
         let more = messages("sys", &notes, "the goal", &history(3), &[], &limits);
-        assert_eq!(more[..m.len()], m[..]);
+        assert!(kept_text(&more, 4).starts_with(&kept_text(&m, 3)));
     }
 
     #[test]
@@ -468,7 +535,7 @@ mod tests {
 
     #[test]
     fn each_turn_restates_the_goal_and_the_round_and_says_what_succeeded() {
-        let limits = Limits::default();
+        let limits = turns_layout();
         let m = messages("sys", "", "count the admins", &history(2), &[], &limits);
         assert_eq!(m.len(), 6);
         assert!(m[1].content.starts_with("Goal: count the admins"));
@@ -485,6 +552,31 @@ mod tests {
         // An error is not called a success.
         let m = messages("sys", "", "g", &history(3), &[], &limits);
         assert!(!m.last().unwrap().content.contains("succeeded"));
+    }
+
+    #[test]
+    fn the_log_shows_calls_and_observations_and_never_replays_a_reply() {
+        let limits = Limits::default();
+        let mut past = history(2);
+        past.push(JournalEntry {
+            raw: Some("I think the answer is 7".into()),
+            observation: "not JSON".into(),
+            status: ToolStatus::Error,
+            ..JournalEntry::new(3, "", UNPARSED, json!({}))
+        });
+        let m = messages("sys", "", "count the admins", &past, &[], &limits);
+        assert_eq!(m.len(), 2, "system and one user turn");
+        let log = &m[1].content;
+        assert!(log.starts_with("Goal: count the admins\n\nRound 1: you called read_file {\"path\":\"f1\"}\nObservation: {\"status\":\"ok\",\"data\":\"line 1\""), "{log}");
+        assert!(log.contains("\n\nRound 3: your reply was not a readable decision.\nObservation: not JSON\n\nRound 4 of 20."), "{log}");
+        // Neither the thought nor the unreadable reply is there to copy.
+        assert!(
+            !log.contains("reading") && !log.contains("answer is 7"),
+            "{log}"
+        );
+        // After a success the request says so.
+        let m = messages("sys", "", "g", &history(2), &[], &limits);
+        assert!(m[1].content.ends_with("Round 3 of 20. Round 2 (read_file) succeeded and its result is in the observation above: do not repeat it; use that result for the next step toward the goal, or finish if the goal is reached. Reply with one JSON object."), "{}", m[1].content);
     }
 
     #[test]

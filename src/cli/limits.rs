@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use hermes::limits::Limits;
+use hermes::limits::{HistoryLayout, Limits};
 
 use super::output::parse_seconds;
 
@@ -36,6 +36,11 @@ pub struct LimitArgs {
     /// EVALS.md) turns reflection off.
     #[arg(long, value_name = "K", default_value_t = Limits::default().reflect_every)]
     pub reflect_every: u32,
+    /// How the prompt shows past rounds: `log` (one turn with a log of the
+    /// calls made and their observations; the default) or `turns` (each
+    /// decision replayed as an assistant turn; see EVALS.md, section 9).
+    #[arg(long, value_name = "LAYOUT", default_value = "log")]
+    pub history: HistoryLayout,
 }
 
 impl LimitArgs {
@@ -48,6 +53,7 @@ impl LimitArgs {
             repeat_guidance: self.repeat_guidance,
             evidence_warnings: self.evidence_warnings,
             reflect_every: self.reflect_every,
+            history: self.history,
             ..Limits::default()
         }
     }

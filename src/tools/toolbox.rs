@@ -22,6 +22,9 @@ struct Registered {
 #[derive(Default)]
 pub struct Toolbox {
     tools: BTreeMap<String, Registered>,
+    /// Names in the order they were first registered: the order the
+    /// prompt lists them in (see [`Toolbox::render`]).
+    order: Vec<String>,
     /// What agents build from these tools, shared by all of them.
     memo: Memo,
 }
@@ -41,6 +44,9 @@ impl Toolbox {
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
         let spec = tool.spec();
         self.memo = Memo::default();
+        if !self.tools.contains_key(&spec.name) {
+            self.order.push(spec.name.clone());
+        }
         self.tools
             .insert(spec.name.clone(), Registered { spec, tool })
             .map(|old| old.tool)
@@ -49,7 +55,7 @@ impl Toolbox {
     /// A toolbox with only the named tools (names that are not registered
     /// are ignored; roles are checked against the registry when loaded).
     pub fn subset<S: AsRef<str>>(&self, names: &[S]) -> Toolbox {
-        let tools = names
+        let tools: BTreeMap<String, Registered> = names
             .iter()
             .filter_map(|n| self.tools.get(n.as_ref()))
             .map(|r| {
@@ -62,8 +68,15 @@ impl Toolbox {
                 )
             })
             .collect();
+        let order = self
+            .order
+            .iter()
+            .filter(|name| tools.contains_key(name.as_str()))
+            .cloned()
+            .collect();
         Toolbox {
             tools,
+            order,
             memo: Memo::default(),
         }
     }
@@ -93,14 +106,23 @@ impl Toolbox {
         self.tools.values().map(|r| &r.spec)
     }
 
-    /// The registered tools, sorted by name (for wrappers such as fault injection).
+    /// The registered tools in registration order (for wrappers such as
+    /// fault injection: registering them again keeps the prompt's order).
     pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.tools.values().map(|r| &r.tool)
+        self.in_order().map(|r| &r.tool)
     }
 
-    /// The prompt section listing every tool with its parameters.
+    fn in_order(&self) -> impl Iterator<Item = &Registered> {
+        self.order.iter().filter_map(|name| self.tools.get(name))
+    }
+
+    /// The prompt section listing every tool with its parameters, in
+    /// registration order: whoever builds the toolbox decides what a model
+    /// reads first (the built-in set puts the workspace tools before the
+    /// network ones, so a small model does not reach for `http_fetch` to
+    /// read a local file).
     pub fn render(&self) -> String {
-        self.specs().map(ToolSpec::render).collect()
+        self.in_order().map(|r| r.spec.render()).collect()
     }
 
     /// Validates and runs one call. Never fails: every problem (unknown tool,
@@ -232,6 +254,33 @@ mod tests {
 
     struct Sleeps;
 
+    #[test]
+    fn the_prompt_lists_tools_in_registration_order_and_names_stay_sorted() {
+        let mut toolbox = Toolbox::new();
+        toolbox.register(Sleeps);
+        toolbox.register(Panics);
+        toolbox.register(Flaky {
+            calls: Arc::default(),
+            idempotent: false,
+        });
+        // Registering a name again replaces the tool but keeps its place.
+        toolbox.register(Panics);
+        let listed = |t: &Toolbox| -> Vec<String> {
+            t.render()
+                .lines()
+                .filter_map(|l| l.strip_prefix("- ")?.split(':').next().map(String::from))
+                .collect()
+        };
+        assert_eq!(listed(&toolbox), ["sleepy", "boom", "flaky"]);
+        let order: Vec<String> = toolbox.tools().map(|t| t.spec().name).collect();
+        assert_eq!(order, ["sleepy", "boom", "flaky"]);
+        assert_eq!(toolbox.names(), ["boom", "flaky", "sleepy"]);
+        // A subset keeps the parent's order, whatever order it is asked in.
+        assert_eq!(
+            listed(&toolbox.subset(&["flaky", "sleepy"])),
+            ["sleepy", "flaky"]
+        );
+    }
     #[async_trait]
     impl Tool for Sleeps {
         fn spec(&self) -> ToolSpec {
