@@ -110,8 +110,10 @@ pub struct ModelArgs {
     /// Default: llama.cpp when compiled in, else candle.
     #[arg(long, value_parser = [ENGINE_CANDLE, ENGINE_LLAMA])]
     pub engine: Option<String>,
-    /// Let the local model write freely instead of constraining it to the
-    /// decision grammar (to measure the lenient parser).
+    /// Let the model write freely instead of constraining it to the
+    /// decision's JSON schema: no grammar in-process (llama.cpp), and
+    /// `response_format` `json_object` instead of `json_schema` to a server
+    /// (to measure the lenient parser).
     #[arg(long)]
     pub no_grammar: bool,
     /// Make the local model evaluate every prompt whole instead of
@@ -271,6 +273,7 @@ impl ModelArgs {
         config.api_key = self.api_key();
         config.request_timeout = self.request_timeout;
         config.origin_hint = origin_hint(matches.and_then(|m| m.value_source("base_url")));
+        config.structured_output = !self.no_grammar;
         Ok(OpenAiClient::new(config)?)
     }
 }

@@ -5,8 +5,16 @@
 //! unknown fields ignored, `finish_reason` optional) because real servers
 //! disagree on the details. Retries (429, 5xx, connection errors, timeouts)
 //! use `backon`'s exponential backoff.
+//!
+//! A request that wants JSON and carries a schema (every decision does) asks
+//! for structured output, `response_format` `{"type": "json_schema"}`, which
+//! llama.cpp's server, vLLM, Ollama and OpenAI turn into constrained
+//! decoding, as the in-process engine's grammar does. A server that refuses
+//! it (a 400 that names the response format or the schema) is asked again
+//! with `json_object`, and one that refuses that too with no format; the
+//! client remembers what the server took.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -36,6 +44,10 @@ pub struct OpenAiConfig {
     pub min_backoff: Duration,
     /// Says which flags or variables set `base_url`, for error messages.
     pub origin_hint: String,
+    /// Send a request's JSON schema as `response_format` `json_schema`
+    /// (constrained decoding on the server); off, JSON requests ask for
+    /// `json_object` only.
+    pub structured_output: bool,
 }
 
 impl OpenAiConfig {
@@ -49,6 +61,7 @@ impl OpenAiConfig {
             max_attempts: 3,
             min_backoff: Duration::from_millis(500),
             origin_hint: "The URL is set by --base-url or HERMES_BASE_URL.".into(),
+            structured_output: true,
         }
     }
 }
@@ -58,9 +71,10 @@ pub struct OpenAiClient {
     config: OpenAiConfig,
     url: String,
     http: reqwest::Client,
-    /// Cleared when the server rejects `response_format`, so later requests
-    /// stop sending it.
-    json_mode: AtomicBool,
+    /// The strongest `response_format` the server still takes
+    /// ([`FORMAT_SCHEMA`], [`FORMAT_OBJECT`] or [`FORMAT_NONE`]): lowered
+    /// one step each time the server refuses one.
+    format: AtomicU8,
     /// Set once the server has answered anything: until then a failed
     /// connection means nothing listens there, and is not retried.
     reached: AtomicBool,
@@ -75,11 +89,16 @@ impl OpenAiClient {
             .build()
             .map_err(|e| LlmError::Other(format!("cannot build HTTP client: {e}")))?;
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        let format = if config.structured_output {
+            FORMAT_SCHEMA
+        } else {
+            FORMAT_OBJECT
+        };
         Ok(Self {
             config,
             url,
             http,
-            json_mode: AtomicBool::new(true),
+            format: AtomicU8::new(format),
             reached: AtomicBool::new(false),
         })
     }
@@ -97,8 +116,8 @@ impl OpenAiClient {
             "max_tokens": request.max_tokens,
             "stream": false,
         });
-        if request.json && self.json_mode.load(Ordering::Relaxed) {
-            body["response_format"] = json!({ "type": "json_object" });
+        if let Some(format) = response_format(request, self.format.load(Ordering::Relaxed)) {
+            body["response_format"] = format;
         }
         body
     }
@@ -113,10 +132,26 @@ impl OpenAiClient {
         let status = response.status();
         let text = response.text().await.map_err(|e| self.transport_error(e))?;
         if !status.is_success() {
-            if status.as_u16() == 400 && text.contains("response_format") {
-                // Some servers reject JSON mode; the prompt already asks for JSON.
-                if self.json_mode.swap(false, Ordering::Relaxed) {
-                    tracing::warn!("server rejected response_format; retrying without JSON mode");
+            if status.as_u16() == 400 && refuses_format(&text) {
+                // The prompt asks for JSON anyway: ask again with less.
+                let sent = self.format.load(Ordering::Relaxed);
+                if response_format(request, sent).is_some() {
+                    let weaker = if sent == FORMAT_SCHEMA && request.schema.is_some() {
+                        FORMAT_OBJECT
+                    } else {
+                        FORMAT_NONE
+                    };
+                    if self
+                        .format
+                        .compare_exchange(sent, weaker, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        tracing::warn!(
+                            "the server refused response_format {}; asking again with {}",
+                            FORMAT_NAMES[usize::from(sent)],
+                            FORMAT_NAMES[usize::from(weaker)]
+                        );
+                    }
                     return Box::pin(self.send_once(request)).await;
                 }
             }
@@ -173,6 +208,38 @@ impl Llm for OpenAiClient {
     fn model(&self) -> &str {
         &self.config.model
     }
+}
+
+/// No `response_format`.
+const FORMAT_NONE: u8 = 0;
+/// `{"type": "json_object"}`.
+const FORMAT_OBJECT: u8 = 1;
+/// `{"type": "json_schema", ...}` when the request has a schema.
+const FORMAT_SCHEMA: u8 = 2;
+/// The formats' names, for the log.
+const FORMAT_NAMES: [&str; 3] = ["none", "json_object", "json_schema"];
+
+/// The `response_format` for `request` when the server takes `allowed`
+/// (one of the `FORMAT_*` levels); `None` for plain-text requests.
+fn response_format(request: &ChatRequest, allowed: u8) -> Option<Value> {
+    if !request.json || allowed == FORMAT_NONE {
+        return None;
+    }
+    Some(match &request.schema {
+        Some(schema) if allowed == FORMAT_SCHEMA => json!({
+            "type": "json_schema",
+            "json_schema": {"name": "decision", "schema": schema.as_ref()},
+        }),
+        _ => json!({"type": "json_object"}),
+    })
+}
+
+/// Whether a 400 body says the server cannot follow the response format.
+fn refuses_format(body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    ["response_format", "json_schema", "schema", "grammar"]
+        .iter()
+        .any(|word| body.contains(word))
 }
 
 /// The log line for one retry: the error without its configuration hint
@@ -288,6 +355,39 @@ fn message_text(message: WireMessage) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn response_format_steps_down_from_the_schema() {
+        let schema = std::sync::Arc::new(json!({"type": "object"}));
+        let mut request = ChatRequest {
+            messages: vec![],
+            temperature: 0.0,
+            max_tokens: 8,
+            json: true,
+            schema: Some(schema),
+        };
+        assert_eq!(
+            response_format(&request, FORMAT_SCHEMA),
+            Some(
+                json!({"type": "json_schema", "json_schema": {"name": "decision", "schema": {"type": "object"}}})
+            )
+        );
+        assert_eq!(
+            response_format(&request, FORMAT_OBJECT),
+            Some(json!({"type": "json_object"}))
+        );
+        assert_eq!(response_format(&request, FORMAT_NONE), None);
+        request.schema = None;
+        assert_eq!(
+            response_format(&request, FORMAT_SCHEMA),
+            Some(json!({"type": "json_object"}))
+        );
+        request.json = false;
+        assert_eq!(response_format(&request, FORMAT_SCHEMA), None);
+        assert!(refuses_format("Unrecognized schema: oneOf"));
+        assert!(refuses_format("'response_format' is not supported"));
+        assert!(!refuses_format("context length exceeded"));
+    }
 
     #[test]
     fn parses_minimal_completion_without_finish_reason_or_usage() {
