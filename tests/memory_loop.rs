@@ -27,8 +27,7 @@ fn workspace() -> tempfile::TempDir {
 /// A model that reads users.csv, then finishes with `answer`, for any goal.
 fn reads_then_answers(answer: &'static str) -> impl Fn(&Value) -> Reply + Send + Sync {
     move |request: &Value| {
-        let turns = request["messages"].as_array().map_or(0, Vec::len);
-        if turns <= 2 {
+        if common::rounds_shown(request) == 0 {
             decision("read_file", json!({"path": "users.csv"}))
         } else {
             finish(answer)

@@ -231,9 +231,9 @@ async fn injected_panic_restarts_from_the_journal_and_completes() {
         Kind::Step(_) => {
             let prompt = all_text(req);
             let mut log = log.lock().unwrap();
-            let reply = if !prompt.contains("Observation (round 1)") {
+            let reply = if !common::shows_round(&prompt, 1) {
                 decision("list_dir", json!({"path": "."}))
-            } else if !prompt.contains("Observation (round 2)") {
+            } else if !common::shows_round(&prompt, 2) {
                 decision("read_file", json!({"path": "data.txt"}))
             } else {
                 finish("beta=2")
@@ -262,7 +262,7 @@ async fn injected_panic_restarts_from_the_journal_and_completes() {
     let steps = steps.lock().unwrap();
     assert_eq!(steps.len(), 3, "round 1 is not redone after the crash");
     assert!(
-        steps[1].contains("Observation (round 1)"),
+        common::shows_round(&steps[1], 1),
         "the restarted executor sees round 1 from the journal"
     );
 }
@@ -464,7 +464,7 @@ async fn two_hundred_subtasks_with_random_failures_lose_nothing_and_report_each_
         Kind::Step(goal) if failing.contains(&goal) => decision("list_dir", json!({"path": "."})),
         Kind::Step(goal) => {
             let prompt = all_text(req);
-            if prompt.contains("Observation (round 1)") || goal.starts_with("redo") {
+            if common::shows_round(&prompt, 1) || goal.starts_with("redo") {
                 *finals_log.lock().unwrap().entry(goal.clone()).or_default() += 1;
                 finish(&format!("done: {goal}"))
             } else {

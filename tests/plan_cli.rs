@@ -26,13 +26,13 @@ fn responder(req: &serde_json::Value) -> Reply {
     } else if system.contains("final answer of a team") {
         text("Summary written to summary.txt")
     } else if user.contains("Goal: read notes.txt") {
-        if user.contains("Observation (round 1)") || req["messages"].as_array().unwrap().len() > 2 {
+        if common::rounds_shown(req) > 0 {
             finish("notes say: ship it")
         } else {
             common::decision("read_file", json!({"path": "notes.txt"}))
         }
     } else if user.contains("write summary.txt") {
-        if req["messages"].as_array().unwrap().len() > 2 {
+        if common::rounds_shown(req) > 0 {
             finish("wrote summary.txt")
         } else {
             common::decision(

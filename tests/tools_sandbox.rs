@@ -17,12 +17,8 @@ fn code(language: &str, code: &str, timeout: u64) -> common::Reply {
 /// The observation the model saw for round `round` (from the next request).
 fn observation(server: &ScriptedServer, round: usize) -> Value {
     let prompt = server.prompt_text(round);
-    let marker = format!("Observation (round {round}): ");
-    let start = prompt
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no observation for round {round}"))
-        + marker.len();
-    let line = prompt[start..].lines().next().unwrap();
+    let line = common::observation_of(&prompt, round as u32)
+        .unwrap_or_else(|| panic!("no observation for round {round}"));
     serde_json::from_str(line)
         .unwrap_or_else(|e| panic!("observation {round} is not JSON ({e}): {line}"))
 }

@@ -34,7 +34,7 @@ const ARRIVAL: Duration = Duration::from_secs(60);
 fn responder(req: &Value) -> Reply {
     let system = req["messages"][0]["content"].as_str().unwrap_or_default();
     let user = req["messages"][1]["content"].as_str().unwrap_or_default();
-    let later_round = req["messages"].as_array().is_some_and(|m| m.len() > 2);
+    let later_round = common::rounds_shown(req) > 0;
     if system.contains("You are the planner") {
         Reply::Content(
             json!({"subtasks": [

@@ -34,7 +34,7 @@ fn responder(req: &serde_json::Value) -> Reply {
     } else if user.contains("Goal: job two") {
         // Always the same call: the repetition guard fails this executor.
         decision("list_dir", json!({"path": "."}))
-    } else if req["messages"].as_array().unwrap().len() > 2 {
+    } else if common::rounds_shown(req) > 0 {
         finish("job done")
     } else {
         decision("list_dir", json!({"path": "."}))

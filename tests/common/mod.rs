@@ -53,6 +53,42 @@ pub fn journal_lines(path: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
+/// How many past rounds a decision request shows whole (their
+/// observations), in either history layout: 0 in a run's first round.
+pub fn rounds_shown(request: &Value) -> usize {
+    request["messages"].as_array().map_or(0, |messages| {
+        messages
+            .iter()
+            .skip(1)
+            .filter_map(|m| m["content"].as_str())
+            .map(|text| text.matches("\nObservation").count())
+            .sum()
+    })
+}
+
+/// Whether `prompt` shows round `round`'s observation, in either history
+/// layout (`Round N: you called ...` / `Observation (round N)`).
+pub fn shows_round(prompt: &str, round: u32) -> bool {
+    observation_of(prompt, round).is_some()
+}
+
+/// The observation of round `round` as `prompt` shows it (the rest of its
+/// first line), in either history layout.
+pub fn observation_of(prompt: &str, round: u32) -> Option<&str> {
+    let turns = format!("Observation (round {round}): ");
+    let start = match prompt.find(&turns) {
+        Some(at) => at + turns.len(),
+        None => {
+            let block = prompt
+                .find(&format!("Round {round}: you called "))
+                .or_else(|| prompt.find(&format!("Round {round}: your reply")))?;
+            let marker = "\nObservation: ";
+            block + prompt[block..].find(marker)? + marker.len()
+        }
+    };
+    prompt[start..].lines().next()
+}
+
 /// Raw text as the model's reply.
 pub fn text(content: &str) -> Reply {
     Reply::Content(content.to_string())
