@@ -135,7 +135,7 @@ impl OpenAiClient {
             if status.as_u16() == 400 && refuses_format(&text) {
                 // The prompt asks for JSON anyway: ask again with less.
                 let sent = self.format.load(Ordering::Relaxed);
-                if response_format(request, sent).is_some() {
+                if let Some(format) = response_format(request, sent) {
                     let weaker = if sent == FORMAT_SCHEMA && request.schema.is_some() {
                         FORMAT_OBJECT
                     } else {
@@ -148,7 +148,7 @@ impl OpenAiClient {
                     {
                         tracing::warn!(
                             "the server refused response_format {}; asking again with {}",
-                            FORMAT_NAMES[usize::from(sent)],
+                            format["type"].as_str().unwrap_or("?"),
                             FORMAT_NAMES[usize::from(weaker)]
                         );
                     }
@@ -216,7 +216,7 @@ const FORMAT_NONE: u8 = 0;
 const FORMAT_OBJECT: u8 = 1;
 /// `{"type": "json_schema", ...}` when the request has a schema.
 const FORMAT_SCHEMA: u8 = 2;
-/// The formats' names, for the log.
+/// The levels' names, for the log.
 const FORMAT_NAMES: [&str; 3] = ["none", "json_object", "json_schema"];
 
 /// The `response_format` for `request` when the server takes `allowed`
