@@ -93,16 +93,6 @@ pub enum HistoryLayout {
     Turns,
 }
 
-impl HistoryLayout {
-    /// The name used on the command line and in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Log => "log",
-            Self::Turns => "turns",
-        }
-    }
-}
-
 impl std::str::FromStr for HistoryLayout {
     type Err = String;
 

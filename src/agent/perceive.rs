@@ -107,31 +107,36 @@ pub fn messages(
     reflections: &[Reflection],
     limits: &Limits,
 ) -> Vec<ChatMessage> {
-    let rendered: Vec<RenderedRound> = history.iter().map(RenderedRound::of).collect();
+    let rendered: Vec<RenderedRound> = history
+        .iter()
+        .map(|entry| RenderedRound::of(entry, limits.history))
+        .collect();
     messages_rendered(system, notes, goal, history, &rendered, reflections, limits)
 }
 
-/// The text of one past round that depends on its journal entry alone:
-/// its summary line and its replayed assistant turn. Entries never change
-/// once journalled, so a run renders each once ([`RenderedRounds`]).
+/// The text of one past round that depends on its journal entry (and the
+/// run's layout) alone: its summary line and how it is shown whole.
+/// Entries never change once journalled, so a run renders each once
+/// ([`RenderedRounds`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderedRound {
     /// [`summary_line`] of the entry.
     pub summary: String,
-    /// The assistant turn that replays the entry's decision
-    /// ([`HistoryLayout::Turns`]).
-    pub reply: String,
-    /// The entry's block in the log ([`HistoryLayout::Log`]).
-    pub log: String,
+    /// The entry shown whole: its block in the log
+    /// ([`HistoryLayout::Log`]) or the assistant turn that replays its
+    /// decision ([`HistoryLayout::Turns`]).
+    pub whole: String,
 }
 
 impl RenderedRound {
-    /// Renders `entry`.
-    pub fn of(entry: &JournalEntry) -> Self {
+    /// Renders `entry` for `layout`.
+    pub fn of(entry: &JournalEntry, layout: HistoryLayout) -> Self {
         Self {
             summary: summary_line(entry),
-            reply: replayed_reply(entry),
-            log: log_block(entry),
+            whole: match layout {
+                HistoryLayout::Log => log_block(entry),
+                HistoryLayout::Turns => replayed_reply(entry),
+            },
         }
     }
 }
@@ -142,13 +147,18 @@ impl RenderedRound {
 pub struct RenderedRounds(Vec<RenderedRound>);
 
 impl RenderedRounds {
-    /// Renders the rounds of `history` not rendered yet; returns them all.
-    pub fn sync(&mut self, history: &[JournalEntry]) -> &[RenderedRound] {
+    /// Renders the rounds of `history` not rendered yet for `layout` (the
+    /// same for the whole run); returns them all.
+    pub fn sync(&mut self, history: &[JournalEntry], layout: HistoryLayout) -> &[RenderedRound] {
         if self.0.len() > history.len() {
             self.0.clear();
         }
         let done = self.0.len();
-        self.0.extend(history[done..].iter().map(RenderedRound::of));
+        self.0.extend(
+            history[done..]
+                .iter()
+                .map(|entry| RenderedRound::of(entry, layout)),
+        );
         &self.0
     }
 }
@@ -198,7 +208,7 @@ pub fn messages_rendered(
             // One turn: the opening, then each recent round as a log block,
             // then what to do. It grows at its end like the turns do.
             for (entry, text) in recent.iter().zip(recent_text) {
-                let _ = write!(opening, "{}\n\n{}", text.log, reflected(entry.round));
+                let _ = write!(opening, "{}\n\n{}", text.whole, reflected(entry.round));
             }
             opening.push_str(&next_step(history.last(), limits));
             vec![ChatMessage::system(system), ChatMessage::user(opening)]
@@ -207,7 +217,7 @@ pub fn messages_rendered(
             opening.push_str(&next_step(older.last(), limits));
             let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
             for (entry, text) in recent.iter().zip(recent_text) {
-                out.push(ChatMessage::assistant(text.reply.clone()));
+                out.push(ChatMessage::assistant(text.whole.clone()));
                 // The goal first, then the news, then what to do: the model
                 // reads the success note last (with the goal last, small
                 // models redo it).
@@ -484,23 +494,35 @@ mod tests {
 
     #[test]
     fn rounds_rendered_once_make_the_same_prompt_as_rendering_them_all() {
-        let limits = Limits::default();
         let all = history(14);
-        let mut rendered = RenderedRounds::default();
-        for n in 0..=all.len() {
-            let seen = &all[..n];
-            let once =
-                messages_rendered("sys", "", "goal", seen, rendered.sync(seen), &[], &limits);
+        for limits in [Limits::default(), turns_layout()] {
+            let layout = limits.history;
+            let mut rendered = RenderedRounds::default();
+            for n in 0..=all.len() {
+                let seen = &all[..n];
+                let once = messages_rendered(
+                    "sys",
+                    "",
+                    "goal",
+                    seen,
+                    rendered.sync(seen, layout),
+                    &[],
+                    &limits,
+                );
+                assert_eq!(
+                    once,
+                    messages("sys", "", "goal", seen, &[], &limits),
+                    "after {n} rounds, {layout:?}"
+                );
+            }
+            // A shorter journal (a new run) starts the rendering over.
+            let short = &all[..2];
+            assert_eq!(rendered.sync(short, layout).len(), 2);
             assert_eq!(
-                once,
-                messages("sys", "", "goal", seen, &[], &limits),
-                "after {n} rounds"
+                rendered.sync(short, layout)[1],
+                RenderedRound::of(&all[1], layout)
             );
         }
-        // A shorter journal (a new run) starts the rendering over.
-        let short = &all[..2];
-        assert_eq!(rendered.sync(short).len(), 2);
-        assert_eq!(rendered.sync(short)[1], RenderedRound::of(&all[1]));
     }
 
     #[test]

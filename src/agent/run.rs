@@ -179,7 +179,7 @@ impl<'a> Run<'a> {
     /// The conversation the next decision is asked from.
     fn conversation(&mut self) -> Vec<ChatMessage> {
         let history = self.journal.entries();
-        let rendered = self.rendered.sync(history);
+        let rendered = self.rendered.sync(history, self.agent.limits.history);
         perceive::messages_rendered(
             &self.system,
             &self.notes,
