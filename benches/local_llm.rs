@@ -22,6 +22,11 @@
 //! cargo bench --features local-llm --bench local_llm  # + llama.cpp in-process
 //! ```
 //!
+//! `HERMES_BENCH_PASSES=N` runs every leg N times, in turn and each from
+//! cold (engines loaded, the server started anew), and prints the ratios of
+//! the medians: this VM's speed drifts by 10% within minutes, so one pass
+//! can favour whichever leg ran in a quiet moment.
+//!
 //! Time to first token = a request with `max_tokens` 1; decode speed =
 //! (N - 1) tokens over the extra time a request with `max_tokens` N takes.
 //! The model is `HERMES_MODEL_PATH` or the cached 1.5B model
@@ -71,6 +76,7 @@ async fn timed(llm: &dyn Llm, max_tokens: u32) -> (Duration, u64) {
 }
 
 /// One leg's figures.
+#[derive(Clone)]
 struct Leg {
     name: &'static str,
     task_wall: Duration,
@@ -210,18 +216,63 @@ async fn main() {
         return;
     }
     println!("model {} · task: {TASK}", path.display());
+    let passes = std::env::var("HERMES_BENCH_PASSES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let mut runs: Vec<Leg> = Vec::new();
+    for pass in 1..=passes {
+        if passes > 1 {
+            println!("pass {pass} of {passes}");
+        }
+        runs.extend(one_pass(&path).await);
+    }
+    let median = |name: &str| -> Option<Leg> {
+        let mut of: Vec<&Leg> = runs.iter().filter(|l| l.name == name).collect();
+        of.sort_by_key(|l| l.task_wall);
+        of.get(of.len() / 2).map(|l| (*l).clone())
+    };
+    let Some(http) = median(SERVER) else {
+        return;
+    };
+    if passes > 1 {
+        println!("medians of {passes} passes (each pass cold: engines loaded and the server started anew):");
+    }
+    for name in LEGS.iter().filter(|n| **n != SERVER) {
+        let Some(leg) = median(name) else { continue };
+        println!(
+            "ratio ({} / http server): wall per task {:.2}x ({:.1} s / {:.1} s), time per round {:.2}x, first token {:.2}x, decode speed {:.2}x",
+            leg.name,
+            ratio(leg.task_wall, http.task_wall),
+            leg.task_wall.as_secs_f64(),
+            http.task_wall.as_secs_f64(),
+            ratio(leg.per_round(), http.per_round()),
+            ratio(leg.ttft, http.ttft),
+            leg.tokens_per_second / http.tokens_per_second.max(1e-9),
+        );
+    }
+}
+
+/// The legs, in the order each pass runs them.
+const LEGS: [&str; 4] = ["candle", "llama.cpp+grammar", "llama.cpp", SERVER];
+const SERVER: &str = "http server";
+
+/// Every leg once, each on a freshly loaded engine (or a freshly started
+/// server), so every pass starts cold.
+async fn one_pass(path: &Path) -> Vec<Leg> {
     let mut legs = Vec::new();
     #[cfg(feature = "native-llm")]
     {
         use hermes::llm::native::{NativeConfig, NativeLlm};
-        let llm = NativeLlm::load(NativeConfig::new(&path)).expect("load model (candle)");
-        legs.push(measure("candle", Arc::new(llm)).await);
+        let llm = NativeLlm::load(NativeConfig::new(path)).expect("load model (candle)");
+        legs.push(measure(LEGS[0], Arc::new(llm)).await);
     }
     #[cfg(feature = "local-llm")]
     {
         use hermes::llm::local::{LocalConfig, LocalLlm};
-        for (name, grammar) in [("llama.cpp+grammar", true), ("llama.cpp", false)] {
-            let mut config = LocalConfig::new(&path);
+        for (name, grammar) in [(LEGS[1], true), (LEGS[2], false)] {
+            let mut config = LocalConfig::new(path);
             config.grammar = grammar;
             let llm = LocalLlm::load(config).expect("load model (llama.cpp)");
             legs.push(measure(name, Arc::new(llm)).await);
@@ -231,24 +282,24 @@ async fn main() {
     println!(
         "llama.cpp in-process (with and without the grammar): not built; add --features local-llm"
     );
-    let Some((url, pid_file)) = server(&path) else {
-        return;
+    let Some((url, pid_file)) = server(path) else {
+        return legs;
     };
     let client = OpenAiClient::new(OpenAiConfig::new(&url, "served")).expect("HTTP client");
-    let http = measure("http server", Arc::new(client)).await;
+    legs.push(measure(SERVER, Arc::new(client)).await);
     if let Some(pid_file) = pid_file {
         if let Ok(pid) = std::fs::read_to_string(&pid_file) {
-            let _ = Command::new("kill").arg(pid.trim()).status();
+            let pid = pid.trim();
+            let _ = Command::new("kill").arg(pid).status();
+            // The next pass starts a server on the same port.
+            for _ in 0..100 {
+                let alive = Command::new("kill").args(["-0", pid]).output();
+                if !alive.is_ok_and(|out| out.status.success()) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
     }
-    for leg in &legs {
-        println!(
-            "ratio ({} / http server): wall per task {:.2}x, time per round {:.2}x, first token {:.2}x, decode speed {:.2}x",
-            leg.name,
-            ratio(leg.task_wall, http.task_wall),
-            ratio(leg.per_round(), http.per_round()),
-            ratio(leg.ttft, http.ttft),
-            leg.tokens_per_second / http.tokens_per_second.max(1e-9),
-        );
-    }
+    legs
 }

@@ -5,40 +5,42 @@
 //! `max_tokens`. When a request carries a JSON schema (the loop sends one
 //! built from the live tool registry, the planner one with roles as an
 //! enum), generation is constrained by the grammar llama.cpp derives from
-//! it, so a malformed decision cannot be produced. Generation runs on a
-//! blocking thread and checks a cancel flag after every token: dropping
-//! the request (the wall clock firing) stops it within one token.
+//! it, so a malformed decision cannot be produced. The engine checks a
+//! cancel flag between prompt chunks and after every token: dropping the
+//! request (the wall clock firing) stops it within one chunk or token.
 //!
-//! Prefix reuse: after each request the model state (KV cache) is kept
-//! with the tokens it holds ([`PrefixCache`]); the next request starts from
-//! the state sharing its longest prefix and evaluates only the rest, so an
-//! agent's later rounds re-read only the newest decision and observation.
-//! The reused count is reported as `usage.cached_tokens`.
+//! One engine thread per loaded model owns it and a llama.cpp context
+//! that keeps up to [`MAX_LIVE_CONVERSATIONS`] conversations alive, one
+//! sequence each; requests are answered one at a time in arrival order.
+//! A request continues the sequence sharing the longest prefix with its
+//! prompt and evaluates only the rest, so an agent's later rounds read only
+//! the newest decision and observation. The reused count is reported as
+//! `usage.cached_tokens`.
 
 mod decode;
+mod engine;
+mod slots;
+
+pub use engine::MAX_LIVE_CONVERSATIONS;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{mpsc, Arc, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::SeqState;
+use tokio::sync::oneshot;
 
-use super::prefix_cache::PrefixCache;
+use engine::Job;
+
 use super::{ChatRequest, ChatResponse, Llm, LlmError};
 
-/// Conversations whose model state is kept for prefix reuse by default
-/// (each holds the KV cache of its tokens: about 28 KB per token for a
-/// 1.5B model).
-pub const DEFAULT_CACHED_CONVERSATIONS: usize = 8;
-
-/// The states kept for prefix reuse.
-type StateCache = PrefixCache<LlamaToken, SeqState>;
+/// Conversations kept alive for prefix reuse by default.
+pub const DEFAULT_CACHED_CONVERSATIONS: usize = MAX_LIVE_CONVERSATIONS;
 
 /// Settings of the in-process model.
 #[derive(Debug, Clone)]
@@ -54,8 +56,9 @@ pub struct LocalConfig {
     pub grammar: bool,
     /// Sampling seed, for repeatable runs.
     pub seed: u32,
-    /// How many conversations keep their model state for prefix reuse
-    /// (0 turns reuse off: every request evaluates its whole prompt).
+    /// How many conversations stay alive for prefix reuse, at most
+    /// [`MAX_LIVE_CONVERSATIONS`] (0 turns reuse off: every request
+    /// evaluates its whole prompt).
     pub cached_conversations: usize,
 }
 
@@ -112,42 +115,71 @@ fn backend() -> Result<&'static LlamaBackend, LlmError> {
         .map_err(|e| LlmError::Other(format!("llama.cpp did not start: {e}")))
 }
 
-/// A GGUF model loaded in this process.
+/// A GGUF model loaded in this process, answered by its engine thread.
 pub struct LocalLlm {
-    model: Arc<LlamaModel>,
-    config: LocalConfig,
+    jobs: Option<mpsc::Sender<Job>>,
+    engine: Option<JoinHandle<()>>,
+    closing: Arc<AtomicBool>,
+    path: PathBuf,
     name: String,
-    states: Arc<StateCache>,
 }
 
 impl LocalLlm {
-    /// Loads the model file (a few seconds for a small model).
+    /// Loads the model file (a few seconds for a small model) and starts
+    /// its engine thread.
     pub fn load(config: LocalConfig) -> Result<Self, LlmError> {
-        let path = &config.model_path;
-        let name = super::model_file_name(path)?;
-        let model = LlamaModel::load_from_file(backend()?, path, &LlamaModelParams::default())
+        let path = config.model_path.clone();
+        let name = super::model_file_name(&path)?;
+        let model = LlamaModel::load_from_file(backend()?, &path, &LlamaModelParams::default())
             .map_err(|e| LlmError::Other(format!("cannot load {}: {e}", path.display())))?;
-        let states = Arc::new(PrefixCache::new(config.cached_conversations));
-        Ok(Self {
-            model: Arc::new(model),
-            config,
-            name,
-            states,
-        })
+        let (jobs, queue) = mpsc::channel();
+        let (ready, started) = mpsc::sync_channel(1);
+        let closing = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&closing);
+        let engine = std::thread::Builder::new()
+            .name("hermes-llama".into())
+            .spawn(move || engine::run(model, config, queue, ready, stop))
+            .map_err(|e| LlmError::Other(format!("cannot start the local model's thread: {e}")))?;
+        match started.recv() {
+            Ok(Ok(())) => Ok(Self {
+                jobs: Some(jobs),
+                engine: Some(engine),
+                closing,
+                path,
+                name,
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(LlmError::Other(
+                "the local model's thread stopped while starting".into(),
+            )),
+        }
     }
 
     /// The model file.
     pub fn path(&self) -> &Path {
-        &self.config.model_path
+        &self.path
     }
 }
 
-/// Generations of this process still on a blocking thread (a cancelled one
-/// runs on until its next check of the cancel flag).
+impl Drop for LocalLlm {
+    /// Stops the request in hand, closes the queue and waits until the
+    /// engine thread has freed the model: llama.cpp work must not outlive
+    /// its owner (see [`wait_for_generations`]).
+    fn drop(&mut self) {
+        self.closing.store(true, Ordering::Relaxed);
+        self.jobs.take();
+        if let Some(engine) = self.engine.take() {
+            let _ = engine.join();
+        }
+    }
+}
+
+/// Requests of this process queued or in the hands of an engine thread (a
+/// cancelled one runs on until its next check of the cancel flag).
 static GENERATING: AtomicUsize = AtomicUsize::new(0);
 
-/// Counts one generation from before it is queued until its closure is
-/// dropped: run to its end, or discarded unstarted by a runtime shutdown.
+/// Counts one request from before it is queued until the engine is done
+/// with it (answered, or skipped because its caller went away).
 struct Generating;
 
 impl Generating {
@@ -192,23 +224,22 @@ impl Drop for CancelOnDrop {
 #[async_trait]
 impl Llm for LocalLlm {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let stopped = || LlmError::Other("the local model's engine has stopped".into());
         let cancel = Arc::new(AtomicBool::new(false));
         let _guard = CancelOnDrop(Arc::clone(&cancel));
-        let model = Arc::clone(&self.model);
-        let config = self.config.clone();
-        let states = Arc::clone(&self.states);
-        let request = request.clone();
-        let generating = Generating::start();
-        tokio::task::spawn_blocking(move || {
-            let answer = decode::generate(&model, &config, &states, &request, &cancel);
-            // The model may be freed here (its last holder); that is
-            // llama.cpp work too, so it comes before the count drops.
-            drop((model, states));
-            drop(generating);
-            answer
-        })
-        .await
-        .map_err(|e| LlmError::Other(format!("local generation crashed: {e}")))?
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            request: request.clone(),
+            cancel,
+            reply,
+            generating: Generating::start(),
+        };
+        self.jobs
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(job)
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
     }
 
     fn model(&self) -> &str {
