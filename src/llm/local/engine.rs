@@ -29,6 +29,22 @@ use crate::llm::{ChatRequest, ChatResponse, LlmError};
 /// 1.5B model).
 pub const MAX_LIVE_CONVERSATIONS: usize = 4;
 
+/// KV cache cells the live conversations may reserve together when more
+/// than one is kept: four conversations of 4,096 tokens. A larger context
+/// keeps fewer alive (one at 16,384 tokens or more), so raising
+/// `--context-size` does not multiply the memory reserved at load.
+const LIVE_TOKENS: usize = 4 * 4096;
+
+/// How many conversations the context keeps alive for `config`.
+fn live_conversations(config: &LocalConfig) -> usize {
+    let fit = LIVE_TOKENS / (config.context_size as usize).max(1);
+    config
+        .cached_conversations
+        .min(MAX_LIVE_CONVERSATIONS)
+        .min(fit)
+        .max(1)
+}
+
 /// One request for the engine.
 pub(super) struct Job {
     pub request: ChatRequest,
@@ -48,7 +64,7 @@ pub(super) fn run(
     ready: SyncSender<Result<(), LlmError>>,
     closing: Arc<AtomicBool>,
 ) {
-    let sequences = config.cached_conversations.clamp(1, MAX_LIVE_CONVERSATIONS);
+    let sequences = live_conversations(&config);
     let ctx = match decode::new_context(&model, &config, sequences) {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -141,5 +157,29 @@ impl Engine<'_> {
     fn reset(&mut self) {
         self.ctx.clear_kv_cache();
         self.slots.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(cached_conversations: usize, context_size: u32) -> LocalConfig {
+        LocalConfig {
+            cached_conversations,
+            context_size,
+            ..LocalConfig::new("model.gguf")
+        }
+    }
+
+    #[test]
+    fn larger_contexts_keep_fewer_conversations_alive() {
+        assert_eq!(live_conversations(&config(4, 4096)), 4);
+        assert_eq!(live_conversations(&config(8, 4096)), MAX_LIVE_CONVERSATIONS);
+        assert_eq!(live_conversations(&config(4, 8192)), 2);
+        assert_eq!(live_conversations(&config(4, 32768)), 1);
+        assert_eq!(live_conversations(&config(2, 2048)), 2);
+        // Reuse off still needs one sequence to work in.
+        assert_eq!(live_conversations(&config(0, 4096)), 1);
     }
 }

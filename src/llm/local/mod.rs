@@ -57,8 +57,9 @@ pub struct LocalConfig {
     /// Sampling seed, for repeatable runs.
     pub seed: u32,
     /// How many conversations stay alive for prefix reuse, at most
-    /// [`MAX_LIVE_CONVERSATIONS`] (0 turns reuse off: every request
-    /// evaluates its whole prompt).
+    /// [`MAX_LIVE_CONVERSATIONS`], and fewer when `context_size` is above
+    /// 4,096 so that together they reserve at most 16,384 tokens of KV
+    /// cache (0 turns reuse off: every request evaluates its whole prompt).
     pub cached_conversations: usize,
 }
 
