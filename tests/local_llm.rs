@@ -179,3 +179,52 @@ async fn later_rounds_reuse_the_cached_prefix_and_decide_exactly_as_without_it()
     let Some(model) = model() else { return };
     prefix_reuse_keeps_decisions(&model, &[], 3).await;
 }
+
+/// Two conversations in turn keep their own sequences: after B, A's next
+/// request still continues A's cached prompt instead of re-reading it (one
+/// context holds several conversations; nothing is copied in or out).
+#[tokio::test(flavor = "multi_thread")]
+async fn interleaved_conversations_each_keep_their_cache() {
+    use hermes::llm::local::{LocalConfig, LocalLlm};
+    use hermes::llm::{ChatMessage, ChatRequest, Llm};
+    let Some(model) = model() else { return };
+    let mut config = LocalConfig::new(model);
+    config.threads = 1;
+    let llm = LocalLlm::load(config).expect("load the model");
+    let ask = |system: &str, user: &str| ChatRequest {
+        messages: vec![ChatMessage::system(system), ChatMessage::user(user)],
+        temperature: 0.0,
+        max_tokens: 2,
+        json: false,
+        schema: None,
+    };
+    let a_system = "You answer questions about the solar system. Mercury is closest to the Sun, then Venus, Earth, Mars, Jupiter, Saturn, Uranus and Neptune.";
+    let b_system = "You translate English into French. Keep proper names, numbers and punctuation exactly as they are, and answer with the translation only.";
+    let a = llm
+        .chat(&ask(a_system, "Which planet is the fourth from the Sun?"))
+        .await
+        .expect("A");
+    let b = llm
+        .chat(&ask(b_system, "Good morning, my friend."))
+        .await
+        .expect("B");
+    assert!(
+        b.usage.cached_tokens < 32,
+        "B shares only the template's header with A: {:?}",
+        b.usage
+    );
+    let a_again = llm
+        .chat(&ask(
+            a_system,
+            "Which planet is the fourth from the Sun? Answer in one word.",
+        ))
+        .await
+        .expect("A again");
+    let a_system_tokens = a.usage.prompt_tokens / 2;
+    assert!(
+        a_again.usage.cached_tokens >= a_system_tokens,
+        "A's second request reuses its first prompt's cache although B came between: {:?} after {:?}",
+        a_again.usage,
+        a.usage
+    );
+}
