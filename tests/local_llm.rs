@@ -228,3 +228,40 @@ async fn interleaved_conversations_each_keep_their_cache() {
         a.usage
     );
 }
+
+/// Four requests at once are evaluated together (one batch per step) and
+/// answer what they answer one at a time (greedy decoding).
+#[tokio::test(flavor = "multi_thread")]
+async fn four_requests_at_once_answer_as_four_in_turn() {
+    use hermes::llm::local::{LocalConfig, LocalLlm};
+    use hermes::llm::{ChatMessage, ChatRequest, Llm};
+    let Some(model) = model() else { return };
+    let mut config = LocalConfig::new(model);
+    config.threads = 1;
+    let llm = std::sync::Arc::new(LocalLlm::load(config).expect("load the model"));
+    let questions = [
+        "Name the largest planet of the solar system.",
+        "What is the capital city of France?",
+        "How many legs does a spider have?",
+        "Which gas do plants take in from the air?",
+    ];
+    let ask = |q: &str| ChatRequest {
+        messages: vec![ChatMessage::user(q)],
+        temperature: 0.0,
+        max_tokens: 12,
+        json: false,
+        schema: None,
+    };
+    let mut in_turn = Vec::new();
+    for q in questions {
+        in_turn.push(llm.chat(&ask(q)).await.expect("answer").content);
+    }
+    let at_once: Vec<String> = futures::future::join_all(questions.iter().map(|q| {
+        let llm = std::sync::Arc::clone(&llm);
+        let request = ask(q);
+        async move { llm.chat(&request).await.expect("answer").content }
+    }))
+    .await;
+    assert!(in_turn.iter().all(|a| !a.trim().is_empty()), "{in_turn:?}");
+    assert_eq!(at_once, in_turn);
+}

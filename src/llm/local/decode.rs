@@ -1,13 +1,11 @@
-//! One request on the engine's context: template the conversation, cut the
-//! chosen sequence back to the prefix it shares with the prompt, evaluate
-//! the rest, and sample (checking each token against the grammar when the
-//! request carries a schema).
+//! The pieces of decoding: the engine's context, the conversation as
+//! tokens, and the sampler (checking each token against the grammar when
+//! the request carries a schema).
 
 use std::num::NonZeroU32;
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
@@ -15,7 +13,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 
 use super::{backend, LocalConfig};
-use crate::llm::{ChatRequest, ChatResponse, LlmError, Usage};
+use crate::llm::{ChatRequest, LlmError};
 
 /// Tokens evaluated per `decode` call while reading the prompt. The cancel
 /// check runs between chunks (llama.cpp offers no safe way to interrupt
@@ -24,18 +22,15 @@ use crate::llm::{ChatRequest, ChatResponse, LlmError, Usage};
 /// for a 1.5B model. Chunks of 128 read an 893-token prompt 7% faster, but
 /// greedy decisions with and without prefix reuse then parted within six
 /// rounds of `tests/local_llm.rs`'s five-step task; with 64 they agree.
-const PROMPT_CHUNK: usize = 64;
+pub(super) const PROMPT_CHUNK: usize = 64;
 
 pub(super) fn fail(what: &str, e: &dyn std::fmt::Display) -> LlmError {
     LlmError::Other(format!("local model: {what}: {e}"))
 }
 
-fn cancelled() -> LlmError {
-    LlmError::Other("generation cancelled".into())
-}
-
 /// The engine's one context: `sequences` conversations of `context_size`
-/// tokens each, side by side in llama.cpp's KV cache.
+/// tokens each, side by side in llama.cpp's KV cache, and batches of one
+/// prompt chunk per conversation.
 pub(super) fn new_context<'m>(
     model: &'m LlamaModel,
     config: &LocalConfig,
@@ -46,7 +41,7 @@ pub(super) fn new_context<'m>(
         .with_n_ctx(NonZeroU32::new(config.context_size * sequences as u32))
         .with_n_seq_max(sequences as u32)
         .with_kv_unified(false)
-        .with_n_batch(PROMPT_CHUNK as u32)
+        .with_n_batch((PROMPT_CHUNK * sequences) as u32)
         .with_n_threads(threads)
         .with_n_threads_batch(threads);
     model
@@ -92,105 +87,6 @@ pub(super) fn prompt_tokens(
     Ok(tokens)
 }
 
-/// What one request left behind: the answer, and the tokens its sequence
-/// now holds (the prompt and every generated token that was evaluated).
-pub(super) struct Generated {
-    pub response: ChatResponse,
-    pub held: Vec<LlamaToken>,
-}
-
-/// A prompt placed on the context: its sequence, its tokens, and how many
-/// of them that sequence already holds (and nothing after them).
-pub(super) struct Placed {
-    pub seq: i32,
-    pub tokens: Vec<LlamaToken>,
-    pub reused: usize,
-}
-
-/// Answers one request whose prompt is `placed`. `cancelled` is asked
-/// between prompt chunks and generated tokens.
-pub(super) fn generate(
-    model: &LlamaModel,
-    ctx: &mut LlamaContext<'_>,
-    placed: Placed,
-    config: &LocalConfig,
-    request: &ChatRequest,
-    cancelled: &dyn Fn() -> bool,
-) -> Result<Generated, LlmError> {
-    let Placed {
-        seq,
-        tokens,
-        reused,
-    } = placed;
-    let mut batch = LlamaBatch::new(PROMPT_CHUNK, 1);
-    // Chunks end at multiples of PROMPT_CHUNK whatever was reused, so a
-    // position is evaluated beside the same neighbours with and without
-    // reuse, and greedy answers stay the same both ways (llama.cpp's sums
-    // are not bit-identical across different batchings).
-    let mut start = reused;
-    while start < tokens.len() {
-        if cancelled() {
-            return Err(self::cancelled());
-        }
-        let end = ((start / PROMPT_CHUNK + 1) * PROMPT_CHUNK).min(tokens.len());
-        batch.clear();
-        for (position, token) in tokens.iter().enumerate().take(end).skip(start) {
-            batch
-                .add(
-                    *token,
-                    position as i32,
-                    &[seq],
-                    position + 1 == tokens.len(),
-                )
-                .map_err(|e| fail("batch", &e))?;
-        }
-        ctx.decode(&mut batch)
-            .map_err(|e| fail("prompt decode", &e))?;
-        start = end;
-    }
-    let mut sampler = Sampler::new(model, config, request)?;
-    let prompt_len = tokens.len();
-    let mut held = tokens;
-    let mut output = Vec::new();
-    let mut generated = 0u64;
-    let mut finish = "length";
-    while generated < u64::from(request.max_tokens) {
-        if cancelled() {
-            return Err(self::cancelled());
-        }
-        let token = sampler.sample(model, ctx, batch.n_tokens() - 1);
-        generated += 1;
-        if model.vocab().is_eog(token) {
-            finish = "stop";
-            break;
-        }
-        output.extend(model.vocab().token_to_piece(token, false, None));
-        if generated == u64::from(request.max_tokens) {
-            // Nothing more will be sampled: evaluating it would only cost
-            // a step (a whole second step for a one-token request).
-            break;
-        }
-        batch.clear();
-        batch
-            .add(token, held.len() as i32, &[seq], true)
-            .map_err(|e| fail("batch", &e))?;
-        ctx.decode(&mut batch).map_err(|e| fail("decode", &e))?;
-        held.push(token);
-    }
-    Ok(Generated {
-        response: ChatResponse {
-            content: String::from_utf8_lossy(&output).into_owned(),
-            usage: Usage {
-                prompt_tokens: prompt_len as u64,
-                completion_tokens: generated,
-                cached_tokens: reused as u64,
-            },
-            finish_reason: Some(finish.into()),
-        },
-        held,
-    })
-}
-
 /// Picks each token: greedy at temperature 0, else top-k/top-p/temperature
 /// sampling; under the request's grammar when it has a schema.
 ///
@@ -199,13 +95,13 @@ pub(super) fn generate(
 /// server samples: masking ~150,000 candidates every token costs about a
 /// quarter of the decode speed, and a model asked for JSON almost always
 /// picks an allowed token anyway.
-struct Sampler {
+pub(super) struct Sampler {
     chain: LlamaSampler,
     grammar: Option<LlamaSampler>,
 }
 
 impl Sampler {
-    fn new(
+    pub(super) fn new(
         model: &LlamaModel,
         config: &LocalConfig,
         request: &ChatRequest,
@@ -231,7 +127,12 @@ impl Sampler {
         Ok(Self { chain, grammar })
     }
 
-    fn sample(&mut self, model: &LlamaModel, ctx: &LlamaContext<'_>, index: i32) -> LlamaToken {
+    pub(super) fn sample(
+        &mut self,
+        model: &LlamaModel,
+        ctx: &LlamaContext<'_>,
+        index: i32,
+    ) -> LlamaToken {
         let mut candidates = ctx.token_data_array_ith(index);
         candidates.apply_sampler(&mut self.chain);
         let mut token = candidates.selected_token();

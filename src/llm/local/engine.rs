@@ -1,7 +1,8 @@
 //! The engine thread of one loaded model: it owns the model and one
 //! llama.cpp context that keeps several conversations alive (one sequence
-//! each, see [`super::slots`]), and answers requests one at a time in the
-//! order they came.
+//! each, see [`super::slots`]), and answers the requests in hand together:
+//! each step evaluates every request's next piece (a prompt chunk or its
+//! last token) in one batch, so no request waits for another to finish.
 //!
 //! Keeping the context is what makes a later round cheap: the sequence
 //! still holds the conversation's KV cache, so a request only cuts it back
@@ -11,15 +12,17 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
 
 use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::oneshot;
 
-use super::decode::{self, fail, Placed};
+use super::active::Active;
+use super::decode::{self, fail, Sampler, PROMPT_CHUNK};
 use super::slots::Slots;
 use super::{Generating, LocalConfig};
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
@@ -52,11 +55,12 @@ pub(super) struct Job {
     pub cancel: Arc<AtomicBool>,
     pub reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
     /// Counts the job until the engine is done with it.
-    pub generating: Generating,
+    pub _generating: Generating,
 }
 
-/// Runs the engine on this thread until `jobs` closes. `ready` hears once
-/// whether the context could be made. `closing` stops the job in hand.
+/// Runs the engine on this thread until `jobs` closes and every request
+/// taken is answered. `ready` hears once whether the context could be made.
+/// `closing` stops the requests in hand.
 pub(super) fn run(
     model: LlamaModel,
     config: LocalConfig,
@@ -78,29 +82,54 @@ pub(super) fn run(
         ctx,
         slots: Slots::new(sequences, config.cached_conversations > 0),
         config: &config,
+        batch: LlamaBatch::new(PROMPT_CHUNK * sequences, 1),
     };
-    while let Ok(job) = jobs.recv() {
-        let Job {
-            request,
-            cancel,
-            reply,
-            generating,
-        } = job;
-        let cancelled = || cancel.load(Ordering::Relaxed) || closing.load(Ordering::Relaxed);
-        if cancelled() {
+    let mut active: Vec<Active> = Vec::new();
+    let mut open = true;
+    loop {
+        // Wait for work when there is none; take what has queued up while
+        // a sequence is free.
+        if active.is_empty() {
+            if !open {
+                break;
+            }
+            match jobs.recv() {
+                Ok(job) => engine.admit(job, &mut active),
+                Err(_) => break,
+            }
+        }
+        while open && active.len() < sequences {
+            match jobs.try_recv() {
+                Ok(job) => engine.admit(job, &mut active),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => open = false,
+            }
+        }
+        let closing = closing.load(Ordering::Relaxed);
+        let (gone, kept): (Vec<Active>, Vec<Active>) = active
+            .into_iter()
+            .partition(|a| closing || a.job.cancel.load(Ordering::Relaxed));
+        active = kept;
+        for request in gone {
+            engine.forget(request.seq);
+        }
+        if active.is_empty() {
             continue;
         }
-        let answer = catch_unwind(AssertUnwindSafe(|| engine.answer(&request, &cancelled)))
-            .unwrap_or_else(|_| {
-                // The context may hold half a request: start over empty.
-                engine.reset();
-                Err(LlmError::Other(
-                    "local model: the engine panicked on this request; its cache was cleared"
-                        .into(),
-                ))
-            });
-        let _ = reply.send(answer);
-        drop(generating);
+        let step = catch_unwind(AssertUnwindSafe(|| engine.step(&mut active)));
+        let failure = match step {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "local model: the engine panicked; its cache was cleared".to_string(),
+        };
+        // The context may hold half of any request in hand: start over.
+        engine.reset();
+        for request in active.drain(..) {
+            let _ = request
+                .job
+                .reply
+                .send(Err(LlmError::Other(failure.clone())));
+        }
     }
 }
 
@@ -109,49 +138,76 @@ struct Engine<'m> {
     ctx: LlamaContext<'m>,
     slots: Slots<LlamaToken>,
     config: &'m LocalConfig,
+    batch: LlamaBatch<'m>,
 }
 
 impl Engine<'_> {
-    fn answer(
-        &mut self,
-        request: &ChatRequest,
-        cancelled: &dyn Fn() -> bool,
-    ) -> Result<ChatResponse, LlmError> {
-        let tokens = decode::prompt_tokens(self.model, self.config, request)?;
-        let pick = self.slots.pick(&tokens);
-        let seq = pick.seq as i32;
-        if let Err(e) = self
-            .ctx
-            .kv_cache_seq_rm(seq, Some(pick.reused as u32), None)
-        {
-            self.reset();
-            return Err(fail("cache", &e));
+    /// Places a new request on a free sequence, cut back to the prefix it
+    /// shares with the prompt; a request that cannot start is answered
+    /// with its error at once.
+    fn admit(&mut self, job: Job, active: &mut Vec<Active>) {
+        if job.cancel.load(Ordering::Relaxed) {
+            return;
         }
-        match decode::generate(
-            self.model,
-            &mut self.ctx,
-            Placed {
-                seq,
-                tokens,
-                reused: pick.reused,
-            },
-            self.config,
-            request,
-            cancelled,
-        ) {
-            Ok(done) => {
-                self.slots.hold(pick.seq, done.held);
-                Ok(done.response)
+        let busy: Vec<usize> = active.iter().map(|a| a.seq).collect();
+        let started =
+            decode::prompt_tokens(self.model, self.config, &job.request).and_then(|tokens| {
+                let sampler = Sampler::new(self.model, self.config, &job.request)?;
+                let pick = self
+                    .slots
+                    .pick(&tokens, &busy)
+                    .ok_or_else(|| LlmError::Other("local model: no free sequence".into()))?;
+                if let Err(e) =
+                    self.ctx
+                        .kv_cache_seq_rm(pick.seq as i32, Some(pick.reused as u32), None)
+                {
+                    self.forget(pick.seq);
+                    return Err(fail("cache", &e));
+                }
+                Ok((pick, tokens, sampler))
+            });
+        match started {
+            Ok((pick, tokens, sampler)) => {
+                active.push(Active::new(job, pick.seq, tokens, pick.reused, sampler));
             }
             Err(e) => {
-                // What the sequence holds now is unknown: empty it.
-                if self.ctx.kv_cache_seq_rm(seq, None, None).is_err() {
-                    self.reset();
-                }
-                self.slots.hold(pick.seq, Vec::new());
-                Err(e)
+                let _ = job.reply.send(Err(e));
             }
         }
+    }
+
+    /// One step: every request's next piece evaluated in one batch, then
+    /// each chooses its next token; finished ones are answered and leave.
+    fn step(&mut self, active: &mut Vec<Active>) -> Result<(), LlmError> {
+        self.batch.clear();
+        for request in active.iter_mut() {
+            request.feed(&mut self.batch)?;
+        }
+        if self.batch.n_tokens() > 0 {
+            self.ctx
+                .decode(&mut self.batch)
+                .map_err(|e| fail("decode", &e))?;
+        }
+        let mut i = 0;
+        while i < active.len() {
+            match active[i].advance(self.model, &self.ctx) {
+                Some(answer) => {
+                    let (seq, held, job) = active.remove(i).held();
+                    self.slots.hold(seq, held);
+                    let _ = job.reply.send(Ok(answer));
+                }
+                None => i += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Empties sequence `seq` (a request on it stopped half way).
+    fn forget(&mut self, seq: usize) {
+        if self.ctx.kv_cache_seq_rm(seq as i32, None, None).is_err() {
+            self.reset();
+        }
+        self.slots.hold(seq, Vec::new());
     }
 
     fn reset(&mut self) {

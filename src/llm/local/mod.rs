@@ -11,12 +11,14 @@
 //!
 //! One engine thread per loaded model owns it and a llama.cpp context
 //! that keeps up to [`MAX_LIVE_CONVERSATIONS`] conversations alive, one
-//! sequence each; requests are answered one at a time in arrival order.
+//! sequence each; the requests in hand are evaluated together, one prompt
+//! chunk or one token each per step.
 //! A request continues the sequence sharing the longest prefix with its
 //! prompt and evaluates only the rest, so an agent's later rounds read only
 //! the newest decision and observation. The reused count is reported as
 //! `usage.cached_tokens`.
 
+mod active;
 mod decode;
 mod engine;
 mod slots;
@@ -233,7 +235,7 @@ impl Llm for LocalLlm {
             request: request.clone(),
             cancel,
             reply,
-            generating: Generating::start(),
+            _generating: Generating::start(),
         };
         self.jobs
             .as_ref()

@@ -47,28 +47,28 @@ impl<T: PartialEq> Slots<T> {
         }
     }
 
-    /// Chooses the sequence for `prompt` and marks it used. The caller
-    /// cuts that sequence back to `reused` tokens and records what it holds
-    /// afterwards with [`Slots::hold`].
-    pub fn pick(&mut self, prompt: &[T]) -> Pick {
+    /// Chooses the sequence for `prompt` among those not `busy` (answering
+    /// another request) and marks it used; `None` when every sequence is
+    /// busy. The caller cuts that sequence back to `reused` tokens and
+    /// records what it holds afterwards with [`Slots::hold`].
+    pub fn pick(&mut self, prompt: &[T], busy: &[usize]) -> Option<Pick> {
         self.clock += 1;
         let shared = |slot: &Slot<T>| common_prefix(&slot.tokens, prompt);
-        let best = self
-            .list
-            .iter()
-            .enumerate()
+        let free = || {
+            self.list
+                .iter()
+                .enumerate()
+                .filter(|(seq, _)| !busy.contains(seq))
+        };
+        let best = free()
             .map(|(seq, slot)| (seq, shared(slot), slot.used))
             .filter(|(_, shared, _)| self.reuse && *shared >= MIN_REUSE)
             .max_by_key(|(_, shared, used)| (*shared, *used));
         let seq = match best {
             Some((seq, _, _)) => seq,
-            None => self
-                .list
-                .iter()
-                .enumerate()
+            None => free()
                 .min_by_key(|(_, slot)| slot.used)
-                .map(|(seq, _)| seq)
-                .unwrap_or(0),
+                .map(|(seq, _)| seq)?,
         };
         let slot = &mut self.list[seq];
         slot.used = self.clock;
@@ -78,7 +78,7 @@ impl<T: PartialEq> Slots<T> {
             0
         };
         slot.tokens.truncate(reused);
-        Pick { seq, reused }
+        Some(Pick { seq, reused })
     }
 
     /// Records the tokens sequence `seq` holds now (after a request).
@@ -112,13 +112,13 @@ mod tests {
     fn a_conversation_continues_on_its_own_sequence() {
         let mut slots = Slots::new(2, true);
         let first = tokens(1, 100);
-        let pick = slots.pick(&first);
+        let pick = slots.pick(&first, &[]).unwrap();
         assert_eq!(pick.reused, 0);
         slots.hold(pick.seq, extended(&first, &tokens(2, 20)));
         // Round 2 shares round 1's prompt but not its reply's tail.
         let second = extended(&first, &tokens(3, 50));
         assert_eq!(
-            slots.pick(&second),
+            slots.pick(&second, &[]).unwrap(),
             Pick {
                 seq: pick.seq,
                 reused: 100
@@ -130,17 +130,17 @@ mod tests {
     fn a_new_conversation_takes_the_least_recently_used_sequence() {
         let mut slots = Slots::new(2, true);
         let a = tokens(1, 100);
-        let pa = slots.pick(&a);
+        let pa = slots.pick(&a, &[]).unwrap();
         slots.hold(pa.seq, a.clone());
         let b = tokens(2, 100);
-        let pb = slots.pick(&b);
+        let pb = slots.pick(&b, &[]).unwrap();
         assert_ne!(pa.seq, pb.seq, "b must not clobber a");
         slots.hold(pb.seq, b.clone());
         // Both continue where they were.
-        assert_eq!(slots.pick(&extended(&a, &[7])).seq, pa.seq);
-        assert_eq!(slots.pick(&extended(&b, &[7])).seq, pb.seq);
+        assert_eq!(slots.pick(&extended(&a, &[7]), &[]).unwrap().seq, pa.seq);
+        assert_eq!(slots.pick(&extended(&b, &[7]), &[]).unwrap().seq, pb.seq);
         // A third evicts the least recently used (a, picked before b).
-        let pc = slots.pick(&tokens(3, 10));
+        let pc = slots.pick(&tokens(3, 10), &[]).unwrap();
         assert_eq!(
             pc,
             Pick {
@@ -155,11 +155,11 @@ mod tests {
         let mut slots = Slots::new(2, true);
         let header = tokens(9, MIN_REUSE - 1);
         let a = extended(&header, &tokens(1, 100));
-        let pa = slots.pick(&a);
+        let pa = slots.pick(&a, &[]).unwrap();
         slots.hold(pa.seq, a);
         // Same short header, different conversation: the empty sequence.
         let b = extended(&header, &tokens(2, 100));
-        let pb = slots.pick(&b);
+        let pb = slots.pick(&b, &[]).unwrap();
         assert_ne!(pb.seq, pa.seq);
         assert_eq!(pb.reused, 0);
         slots.hold(pb.seq, b.clone());
@@ -167,7 +167,7 @@ mod tests {
         // it happens to share: reuse is free once the sequence is chosen.
         let c = extended(&header, &tokens(3, 100));
         assert_eq!(
-            slots.pick(&c),
+            slots.pick(&c, &[]).unwrap(),
             Pick {
                 seq: pa.seq,
                 reused: MIN_REUSE - 1
@@ -179,29 +179,48 @@ mod tests {
     fn the_last_prompt_token_is_always_evaluated() {
         let mut slots = Slots::new(1, true);
         let a = tokens(1, 50);
-        let seq = slots.pick(&a).seq;
+        let seq = slots.pick(&a, &[]).unwrap().seq;
         slots.hold(seq, a.clone());
-        assert_eq!(slots.pick(&a).reused, 49);
+        assert_eq!(slots.pick(&a, &[]).unwrap().reused, 49);
     }
 
     #[test]
     fn reuse_off_evaluates_everything() {
         let mut slots = Slots::new(1, false);
         let a = tokens(1, 50);
-        let seq = slots.pick(&a).seq;
+        let seq = slots.pick(&a, &[]).unwrap().seq;
         slots.hold(seq, a.clone());
-        assert_eq!(slots.pick(&extended(&a, &[1])), Pick { seq: 0, reused: 0 });
+        assert_eq!(
+            slots.pick(&extended(&a, &[1]), &[]).unwrap(),
+            Pick { seq: 0, reused: 0 }
+        );
         // Asked for none, there is still one.
-        assert_eq!(Slots::new(0, true).pick(&a), Pick { seq: 0, reused: 0 });
+        assert_eq!(
+            Slots::new(0, true).pick(&a, &[]).unwrap(),
+            Pick { seq: 0, reused: 0 }
+        );
+    }
+
+    #[test]
+    fn a_busy_sequence_is_never_picked() {
+        let mut slots = Slots::new(2, true);
+        let a = tokens(1, 100);
+        let pa = slots.pick(&a, &[]).unwrap();
+        slots.hold(pa.seq, a.clone());
+        // A continues A, but A's sequence is answering another request.
+        let other = slots.pick(&extended(&a, &[7]), &[pa.seq]).unwrap();
+        assert_ne!(other.seq, pa.seq);
+        assert_eq!(other.reused, 0);
+        assert!(slots.pick(&a, &[0, 1]).is_none(), "all busy");
     }
 
     #[test]
     fn cleared_sequences_hold_nothing() {
         let mut slots = Slots::new(1, true);
         let a = tokens(1, 50);
-        let seq = slots.pick(&a).seq;
+        let seq = slots.pick(&a, &[]).unwrap().seq;
         slots.hold(seq, a.clone());
         slots.clear();
-        assert_eq!(slots.pick(&a).reused, 0);
+        assert_eq!(slots.pick(&a, &[]).unwrap().reused, 0);
     }
 }
