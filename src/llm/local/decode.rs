@@ -75,6 +75,12 @@ pub(super) fn prompt_tokens(
         .apply_chat_template(&template, &messages, true)
         .map_err(|e| fail("chat template", &e))?;
     let tokens = model.vocab().tokenize(prompt.as_bytes(), false, true);
+    if tokens.is_empty() {
+        // Nothing to evaluate means no logits to choose a first token from.
+        return Err(LlmError::Other(
+            "local model: the conversation is empty after templating".into(),
+        ));
+    }
     let needed = tokens.len() + request.max_tokens as usize;
     if needed > config.context_size as usize {
         return Err(LlmError::Other(format!(
