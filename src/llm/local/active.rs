@@ -116,7 +116,7 @@ impl Active {
         (self.seq, tokens, self.job)
     }
 
-    fn answer(&mut self, finish: &str) -> ChatResponse {
+    fn answer(&self, finish: &str) -> ChatResponse {
         ChatResponse {
             content: String::from_utf8_lossy(&self.output).into_owned(),
             usage: Usage {

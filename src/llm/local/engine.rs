@@ -106,13 +106,13 @@ pub(super) fn run(
             }
         }
         let closing = closing.load(Ordering::Relaxed);
-        let (gone, kept): (Vec<Active>, Vec<Active>) = active
-            .into_iter()
-            .partition(|a| closing || a.job.cancel.load(Ordering::Relaxed));
-        active = kept;
-        for request in gone {
-            engine.forget(request.seq);
-        }
+        active.retain(|request| {
+            let gone = closing || request.job.cancel.load(Ordering::Relaxed);
+            if gone {
+                engine.forget(request.seq);
+            }
+            !gone
+        });
         if active.is_empty() {
             continue;
         }
