@@ -66,14 +66,17 @@ const INLINE_READ_BYTES: u64 = 64 * 1024;
 /// The file at `path` (shown to the model as `shown`), as text (lossy
 /// UTF-8), cut at [`MAX_READ_BYTES`] with a note saying so.
 fn read(path: &Path, shown: &str) -> Result<Value, ToolError> {
-    if path.is_dir() {
+    let cannot_read = |e: std::io::Error| ToolError::new(format!("cannot read `{shown}`: {e}"));
+    // A directory opens too; the open file's metadata says what it is, so
+    // the path is looked up once.
+    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    let metadata = file.metadata().map_err(cannot_read)?;
+    if metadata.is_dir() {
         return Err(ToolError::new(format!(
             "`{shown}` is a directory; use list_dir"
         )));
     }
-    let cannot_read = |e: std::io::Error| ToolError::new(format!("cannot read `{shown}`: {e}"));
-    let file = std::fs::File::open(path).map_err(cannot_read)?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let size = metadata.len();
     let mut bytes = Vec::with_capacity(size.min(MAX_READ_BYTES) as usize);
     file.take(MAX_READ_BYTES)
         .read_to_end(&mut bytes)
@@ -88,4 +91,53 @@ fn read(path: &Path, shown: &str) -> Result<Value, ToolError> {
         ));
     }
     Ok(Value::String(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(dir: &std::path::Path, path: &str) -> Result<Value, ToolError> {
+        let tool = ReadFile::new(Workspace::new(dir).unwrap());
+        let mut args = Map::new();
+        args.insert("path".into(), Value::from(path));
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(tool.call(args))
+    }
+
+    #[test]
+    fn small_and_large_files_read_whole_and_huge_ones_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("small.txt"), "hello").unwrap();
+        let large = "x".repeat(INLINE_READ_BYTES as usize + 10);
+        std::fs::write(dir.path().join("large.txt"), &large).unwrap();
+        let huge = "y".repeat(MAX_READ_BYTES as usize + 5);
+        std::fs::write(dir.path().join("huge.txt"), &huge).unwrap();
+        assert_eq!(call(dir.path(), "small.txt").unwrap(), "hello");
+        assert_eq!(call(dir.path(), "large.txt").unwrap(), large.as_str());
+        let cut = call(dir.path(), "huge.txt").unwrap();
+        let cut = cut.as_str().unwrap();
+        assert!(cut.starts_with(&huge[..MAX_READ_BYTES as usize]));
+        assert!(cut.ends_with(&format!(
+            "[file is {} bytes; read the first {MAX_READ_BYTES}]",
+            huge.len()
+        )));
+    }
+
+    #[test]
+    fn a_directory_or_a_missing_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let e = call(dir.path(), "sub").unwrap_err();
+        assert_eq!(e.message, "`sub` is a directory; use list_dir");
+        let e = call(dir.path(), "nope.txt").unwrap_err();
+        assert!(
+            e.message.starts_with("cannot read `nope.txt`:"),
+            "{}",
+            e.message
+        );
+    }
 }
