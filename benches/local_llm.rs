@@ -16,6 +16,13 @@
 //!   one; otherwise the bench starts one with `bench/llama-server/setup.sh`
 //!   (the PyPI package `xllamacpp` in a venv, installed on first use) and
 //!   stops it at the end. `HERMES_BENCH_NO_SERVER=1` skips the leg.
+//! - `… warm`: the same after another task (`PRIME`, a different goal on
+//!   the same tools) ran first, as in everyday use: the engine (candle,
+//!   llama.cpp) loaded anew in a fresh state but with the KV cache its first
+//!   conversation kept on disk (`LocalConfig::kept_prompts`, what `hermes
+//!   run` does), and a server started anew that answered `PRIME` first
+//!   (its slots keep that conversation in memory). Both then share the
+//!   system prompt and tool list with what they saw, not the goal.
 //!
 //! ```sh
 //! cargo bench --bench local_llm                       # candle + server
@@ -47,6 +54,9 @@ const DECODE_TOKENS: u32 = 64;
 const RUNS: usize = 3;
 /// The README's first task.
 const TASK: &str = "First use read_file to read notes.txt. Then use write_file to save a one-line summary of it to summary.txt. Then finish.";
+/// The task a warm leg's model answered before `TASK`.
+const PRIME: &str =
+    "Use list_dir to see which files the workspace holds, then finish with their names.";
 
 fn request(max_tokens: u32) -> ChatRequest {
     ChatRequest {
@@ -96,8 +106,8 @@ impl Leg {
     }
 }
 
-/// Runs the file task on a fresh copy of `examples/workspace`.
-async fn file_task(llm: Arc<dyn Llm>) -> (Duration, hermes::agent::Outcome) {
+/// Runs `task` on a fresh copy of `examples/workspace`.
+async fn file_task(llm: Arc<dyn Llm>, task: &str) -> (Duration, hermes::agent::Outcome) {
     let dir = tempfile::tempdir().expect("temp dir");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace/notes.txt");
     std::fs::copy(&source, dir.path().join("notes.txt")).expect("copy notes.txt");
@@ -117,12 +127,12 @@ async fn file_task(llm: Arc<dyn Llm>) -> (Duration, hermes::agent::Outcome) {
     };
     let agent = Agent::new(llm, Arc::new(tools.toolbox)).with_limits(limits);
     let started = Instant::now();
-    let outcome = agent.run(TASK, &CancellationToken::new()).await;
+    let outcome = agent.run(task, &CancellationToken::new()).await;
     (started.elapsed(), outcome)
 }
 
 async fn measure(name: &'static str, llm: Arc<dyn Llm>) -> Leg {
-    let (task_wall, outcome) = file_task(Arc::clone(&llm)).await;
+    let (task_wall, outcome) = file_task(Arc::clone(&llm), TASK).await;
     let (first, _) = timed(llm.as_ref(), 1).await;
     let (full, tokens) = timed(llm.as_ref(), DECODE_TOKENS).await;
     let decode = full.saturating_sub(first).as_secs_f64().max(1e-6);
@@ -239,11 +249,18 @@ async fn main() {
     if passes > 1 {
         println!("medians of {passes} passes (each pass cold: engines loaded and the server started anew):");
     }
-    for name in LEGS.iter().filter(|n| **n != SERVER) {
+    let http_warm = median(SERVER_WARM);
+    for name in LEGS.iter().filter(|n| **n != SERVER && **n != SERVER_WARM) {
         let Some(leg) = median(name) else { continue };
+        // A warm leg is compared with the warm server.
+        let http = match (*name == WARM || *name == CANDLE_WARM, &http_warm) {
+            (true, Some(warm)) => warm.clone(),
+            _ => http.clone(),
+        };
         println!(
-            "ratio ({} / http server): wall per task {:.2}x ({:.1} s / {:.1} s), time per round {:.2}x, first token {:.2}x, decode speed {:.2}x",
+            "ratio ({} / {}): wall per task {:.2}x ({:.1} s / {:.1} s), time per round {:.2}x, first token {:.2}x, decode speed {:.2}x",
             leg.name,
+            http.name,
             ratio(leg.task_wall, http.task_wall),
             leg.task_wall.as_secs_f64(),
             http.task_wall.as_secs_f64(),
@@ -255,8 +272,19 @@ async fn main() {
 }
 
 /// The legs, in the order each pass runs them.
-const LEGS: [&str; 4] = ["candle", "llama.cpp+grammar", "llama.cpp", SERVER];
+const LEGS: [&str; 7] = [
+    "candle",
+    CANDLE_WARM,
+    "llama.cpp+grammar",
+    "llama.cpp",
+    WARM,
+    SERVER,
+    SERVER_WARM,
+];
+const CANDLE_WARM: &str = "candle warm";
+const WARM: &str = "llama.cpp+grammar warm";
 const SERVER: &str = "http server";
+const SERVER_WARM: &str = "http server warm";
 
 /// Every leg once, each on a freshly loaded engine (or a freshly started
 /// server), so every pass starts cold.
@@ -267,39 +295,69 @@ async fn one_pass(path: &Path) -> Vec<Leg> {
         use hermes::llm::native::{NativeConfig, NativeLlm};
         let llm = NativeLlm::load(NativeConfig::new(path)).expect("load model (candle)");
         legs.push(measure(LEGS[0], Arc::new(llm)).await);
+        // Warm, as for llama.cpp below: PRIME keeps its state on disk, a
+        // new engine starts from it.
+        let kept = tempfile::tempdir().expect("temp dir");
+        let mut config = NativeConfig::new(path);
+        config.kept_prompts = Some(kept.path().to_path_buf());
+        let primer = NativeLlm::load(config.clone()).expect("load model (candle)");
+        file_task(Arc::new(primer), PRIME).await;
+        let llm = NativeLlm::load(config).expect("load model (candle)");
+        legs.push(measure(CANDLE_WARM, Arc::new(llm)).await);
     }
     #[cfg(feature = "local-llm")]
     {
         use hermes::llm::local::{LocalConfig, LocalLlm};
-        for (name, grammar) in [(LEGS[1], true), (LEGS[2], false)] {
+        for (name, grammar) in [(LEGS[2], true), (LEGS[3], false)] {
             let mut config = LocalConfig::new(path);
             config.grammar = grammar;
             let llm = LocalLlm::load(config).expect("load model (llama.cpp)");
             legs.push(measure(name, Arc::new(llm)).await);
         }
+        // Warm: PRIME on one engine keeps its conversation on disk; a new
+        // engine (a new `hermes run`) starts from it.
+        let kept = tempfile::tempdir().expect("temp dir");
+        let mut config = LocalConfig::new(path);
+        config.kept_prompts = Some(kept.path().to_path_buf());
+        let primer = LocalLlm::load(config.clone()).expect("load model (llama.cpp)");
+        file_task(Arc::new(primer), PRIME).await;
+        let llm = LocalLlm::load(config).expect("load model (llama.cpp)");
+        legs.push(measure(WARM, Arc::new(llm)).await);
     }
     #[cfg(not(feature = "local-llm"))]
     println!(
         "llama.cpp in-process (with and without the grammar): not built; add --features local-llm"
     );
-    let Some((url, pid_file)) = server(path) else {
-        return legs;
-    };
-    let client = OpenAiClient::new(OpenAiConfig::new(&url, "served")).expect("HTTP client");
-    legs.push(measure(SERVER, Arc::new(client)).await);
-    if let Some(pid_file) = pid_file {
-        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
-            let pid = pid.trim();
-            let _ = Command::new("kill").arg(pid).status();
-            // The next pass starts a server on the same port.
-            for _ in 0..100 {
-                let alive = Command::new("kill").args(["-0", pid]).output();
-                if !alive.is_ok_and(|out| out.status.success()) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
+    for (name, prime) in [(SERVER, false), (SERVER_WARM, true)] {
+        let Some((url, pid_file)) = server(path) else {
+            return legs;
+        };
+        let client: Arc<dyn Llm> =
+            Arc::new(OpenAiClient::new(OpenAiConfig::new(&url, "served")).expect("HTTP client"));
+        if prime {
+            file_task(Arc::clone(&client), PRIME).await;
+        }
+        legs.push(measure(name, client).await);
+        if let Some(pid_file) = pid_file {
+            stop_server(&pid_file);
         }
     }
     legs
+}
+
+/// Stops the server `pid_file` names and waits until it is gone (the
+/// next leg starts one on the same port).
+fn stop_server(pid_file: &Path) {
+    let Ok(pid) = std::fs::read_to_string(pid_file) else {
+        return;
+    };
+    let pid = pid.trim();
+    let _ = Command::new("kill").arg(pid).status();
+    for _ in 0..100 {
+        let alive = Command::new("kill").args(["-0", pid]).output();
+        if !alive.is_ok_and(|out| out.status.success()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -52,6 +52,13 @@ pub struct Limits {
     /// and after the same tool failed twice in a row; 0 turns reflection
     /// off. See `agent::reflect`.
     pub reflect_every: u32,
+    /// Show the files of the workspace after the goal in the first prompt,
+    /// listed by the loop before round 1 (see `agent::survey`).
+    pub workspace_listing: bool,
+    /// Answer the first `finish` of a run with a note instead of ending it
+    /// while a file the goal names is missing from the workspace (see
+    /// `agent::finish_check`).
+    pub finish_check: bool,
 }
 
 impl Default for Limits {
@@ -75,6 +82,9 @@ impl Default for Limits {
             repeat_guidance: false,
             evidence_warnings: false,
             reflect_every: 0,
+            // On: see EVALS.md, section 12.
+            workspace_listing: true,
+            finish_check: true,
         }
     }
 }

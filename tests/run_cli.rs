@@ -76,6 +76,76 @@ async fn finishes_a_file_task_and_reports_json_outcome() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_first_prompt_lists_the_workspace_unless_turned_off() {
+    let ws = workspace();
+    std::fs::create_dir(ws.path().join("data")).unwrap();
+    std::fs::write(ws.path().join("data/users.csv"), "a,b\n").unwrap();
+    let server = ScriptedServer::start(vec![finish("seen")]).await;
+    let run = run_in("look", ws.path(), &server, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let prompt = server.prompt_text(0);
+    assert!(
+        prompt.contains("Goal: look\n\nFiles in the workspace before round 1 (listed for you; read a file to see what it holds):\n- data/\n- data/users.csv (4 bytes)\n- notes.txt (47 bytes)\n\nRound 1 of"),
+        "{prompt}"
+    );
+    let server = ScriptedServer::start(vec![finish("seen")]).await;
+    let run = run_in("look", ws.path(), &server, &["--no-workspace-listing"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!server.prompt_text(0).contains("Files in the workspace"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
+    let ws = workspace();
+    let goal = "Write the word hello to answer.txt";
+    // Told once, the model writes the file, then finishes.
+    let server = ScriptedServer::start(vec![
+        finish("hello"),
+        decision(
+            "write_file",
+            json!({"path": "answer.txt", "content": "hello"}),
+        ),
+        finish("hello"),
+    ])
+    .await;
+    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "finished");
+    assert_eq!(outcome["rounds"], 3);
+    let told = common::observation_of(&server.prompt_text(1), 1)
+        .unwrap()
+        .to_string();
+    assert!(
+        told.contains(
+            "not finished yet: the goal names `answer.txt`, which is not in the workspace."
+        ),
+        "{told}"
+    );
+    // Once the file is written, the request says so.
+    assert!(
+        server.prompt_text(2).contains("Round 2 (write_file) succeeded. The goal's file (`answer.txt`) is written now. If it holds what the goal asks for, the goal is reached: reply {\"thought\": \"answer.txt written\", \"action\": {\"name\": \"finish\""),
+        "{}",
+        server.prompt_text(2)
+    );
+    // A second finish ends the run whatever the workspace holds.
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![finish("cannot"), finish("cannot, really")]).await;
+    let outcome = run_in(goal, ws.path(), &server, &["--json"])
+        .await
+        .outcome();
+    assert_eq!(outcome["status"], "finished");
+    assert_eq!(outcome["result"], "cannot, really");
+    assert_eq!(outcome["rounds"], 2);
+    // Turned off, the first finish ends it.
+    let server = ScriptedServer::start(vec![finish("hello")]).await;
+    let outcome = run_in(goal, ws.path(), &server, &["--json", "--no-finish-check"])
+        .await
+        .outcome();
+    assert_eq!(outcome["rounds"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn plain_output_prints_the_result_on_stdout() {
     let ws = workspace();
     let server = ScriptedServer::start(vec![finish("forty-two")]).await;

@@ -200,3 +200,48 @@ async fn a_line_break_decoded_inside_a_python_string_literal_is_run_as_an_escape
         hermes::tools::builtin::REPAIR_NOTE
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stray_closing_brace_after_the_code_is_left_out_and_the_code_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    // The model closed its JSON one brace early: the code ends in `}`.
+    let braced = "total = sum([1, 2, 3])\nprint({'total': total}['total'])}";
+    let server = ScriptedServer::start(vec![code("python", braced, 5), finish("ran")]).await;
+    let run = hermes(
+        &["run", "sum", "--workspace", ws.path().to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let seen = observation(&server, 1);
+    assert_eq!(seen["status"], "ok", "{seen}");
+    assert_eq!(seen["data"]["stdout"], "6\n", "{seen}");
+    assert_eq!(seen["data"]["repaired"], hermes::tools::builtin::BRACE_NOTE);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_undefined_name_says_each_run_is_a_new_program_and_tools_are_not_functions() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        code("python", "print(data['port'])", 5),
+        code("python", "write_file('answer.txt', '3')", 5),
+        finish("done"),
+    ])
+    .await;
+    let run = hermes(
+        &["run", "names", "--workspace", ws.path().to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let variable = observation(&server, 1);
+    assert_eq!(
+        variable["error"],
+        "the code exited with code 1; `data` is not defined: every run_code call is a new program, so nothing from an earlier round exists in it as a variable; read the files it needs inside the code"
+    );
+    let tool = observation(&server, 2);
+    assert_eq!(
+        tool["error"],
+        "the code exited with code 1; `write_file` is a tool, not a function inside the code: open files with open() in the code, or call write_file as your action"
+    );
+}

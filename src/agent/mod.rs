@@ -14,6 +14,7 @@
 pub mod act;
 pub mod decide;
 pub mod evidence;
+pub mod finish_check;
 pub mod guard;
 pub mod memory;
 pub mod observe;
@@ -23,6 +24,7 @@ pub mod progress;
 pub mod reflect;
 pub mod repeat;
 mod run;
+pub mod survey;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -214,6 +216,7 @@ impl Agent {
         };
         let mut run = Run::new(self, goal, journal, cancel);
         let recalled = Box::pin(run.recall()).await;
+        Box::pin(run.survey()).await;
         let ending = run.rounds().await;
         run.journal.close().await;
         let journal = std::mem::take(&mut run.journal).into_entries();

@@ -98,7 +98,8 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
 /// one, so the opening changes once every few rounds instead of every round.
 /// `notes` (the recalled notes of earlier tasks, see
 /// [`notes_block`](super::memory::notes_block); empty for none) open the
-/// first user turn, before the goal.
+/// first user turn, before the goal. (A run also shows its workspace after
+/// the goal: [`messages_rendered`] with an [`Opening`].)
 pub fn messages(
     system: &str,
     notes: &str,
@@ -111,7 +112,26 @@ pub fn messages(
         .iter()
         .map(|entry| RenderedRound::of(entry, limits.history))
         .collect();
-    messages_rendered(system, notes, goal, history, &rendered, reflections, limits)
+    let opening = Opening {
+        notes,
+        goal,
+        workspace: "",
+    };
+    messages_rendered(system, opening, history, &rendered, reflections, limits, "")
+}
+
+/// What opens the first user turn, fixed for the whole run: the recalled
+/// notes of earlier tasks (before the goal), the goal, and what the
+/// workspace held before the first round (after it; see
+/// [`survey`](super::survey)). Either block may be empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Opening<'a> {
+    /// The notes block, ending in a blank line, or empty.
+    pub notes: &'a str,
+    /// The goal as the user gave it.
+    pub goal: &'a str,
+    /// The workspace block, or empty.
+    pub workspace: &'a str,
 }
 
 /// The text of one past round that depends on its journal entry (and the
@@ -164,15 +184,18 @@ impl RenderedRounds {
 }
 
 /// [`messages`] with the rounds already rendered (`rendered[i]` is
-/// `history[i]`'s).
+/// `history[i]`'s), and `written`: when not empty, what the closing request
+/// says after a round that succeeded instead of the usual "do not repeat
+/// it" (the run's output files are all there; see
+/// [`finish_check::written_note`](super::finish_check::written_note)).
 pub fn messages_rendered(
     system: &str,
-    notes: &str,
-    goal: &str,
+    opening_text: Opening<'_>,
     history: &[JournalEntry],
     rendered: &[RenderedRound],
     reflections: &[Reflection],
     limits: &Limits,
+    written: &str,
 ) -> Vec<ChatMessage> {
     let reflected = |round: u32| {
         reflections
@@ -185,7 +208,15 @@ pub fn messages_rendered(
     let split = summarised_rounds(history.len(), limits.full_rounds);
     let (older, recent) = history.split_at(split);
     let (older_text, recent_text) = rendered.split_at(split);
+    let Opening {
+        notes,
+        goal,
+        workspace,
+    } = opening_text;
     let mut opening = format!("{notes}Goal: {goal}");
+    if !workspace.is_empty() {
+        let _ = write!(opening, "\n\n{workspace}");
+    }
     if !older.is_empty() {
         opening.push_str("\n\nEarlier rounds (summarised):\n");
         let counted = counted_rounds(older.len(), limits.full_rounds);
@@ -210,13 +241,14 @@ pub fn messages_rendered(
             for (entry, text) in recent.iter().zip(recent_text) {
                 let _ = write!(opening, "{}\n\n{}", text.whole, reflected(entry.round));
             }
-            opening.push_str(&next_step(history.last(), limits));
+            opening.push_str(&next_step(history.last(), limits, written));
             vec![ChatMessage::system(system), ChatMessage::user(opening)]
         }
         HistoryLayout::Turns => {
-            opening.push_str(&next_step(older.last(), limits));
+            opening.push_str(&next_step(older.last(), limits, ""));
             let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
-            for (entry, text) in recent.iter().zip(recent_text) {
+            for (i, (entry, text)) in recent.iter().zip(recent_text).enumerate() {
+                let written = if i + 1 == recent.len() { written } else { "" };
                 out.push(ChatMessage::assistant(text.whole.clone()));
                 // The goal first, then the news, then what to do: the model
                 // reads the success note last (with the goal last, small
@@ -226,7 +258,7 @@ pub fn messages_rendered(
                     entry.round,
                     entry.observation,
                     reflected(entry.round),
-                    next_step(Some(entry), limits)
+                    next_step(Some(entry), limits, written)
                 )));
             }
             out
@@ -281,17 +313,26 @@ fn counted_line(entries: &[JournalEntry]) -> String {
     format!("- rounds {first}–{last}: {}", calls.join(", "))
 }
 
-/// What the model is asked after `previous` (none: the first round).
-fn next_step(previous: Option<&JournalEntry>, limits: &Limits) -> String {
+/// What the model is asked after `previous` (none: the first round);
+/// `written` (may be empty) replaces the usual advice after a success.
+fn next_step(previous: Option<&JournalEntry>, limits: &Limits, written: &str) -> String {
     let round = previous.map_or(1, |e| e.round + 1);
     let mut next = format!("Round {round} of {}.", limits.max_rounds);
     if let Some(last) = previous.filter(|e| !e.is_error() && e.action != UNPARSED) {
         // Small models tend to redo the step that just worked; say it is done.
-        let _ = write!(
-            next,
-            " Round {} ({}) succeeded and its result is in the observation above: do not repeat it; use that result for the next step toward the goal, or finish if the goal is reached.",
-            last.round, last.action
-        );
+        if written.is_empty() {
+            let _ = write!(
+                next,
+                " Round {} ({}) succeeded and its result is in the observation above: do not repeat it; use that result for the next step toward the goal, or finish if the goal is reached.",
+                last.round, last.action
+            );
+        } else {
+            let _ = write!(
+                next,
+                " Round {} ({}) succeeded. {written}",
+                last.round, last.action
+            );
+        }
     }
     let flagged = previous.filter(|_| limits.evidence_warnings).and_then(|e| {
         let flag = e.evidence.as_deref()?;
@@ -500,14 +541,18 @@ mod tests {
             let mut rendered = RenderedRounds::default();
             for n in 0..=all.len() {
                 let seen = &all[..n];
+                let opening = Opening {
+                    goal: "goal",
+                    ..Opening::default()
+                };
                 let once = messages_rendered(
                     "sys",
-                    "",
-                    "goal",
+                    opening,
                     seen,
                     rendered.sync(seen, layout),
                     &[],
                     &limits,
+                    "",
                 );
                 assert_eq!(
                     once,

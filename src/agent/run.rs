@@ -14,7 +14,9 @@ use super::decide::Decided;
 use super::guard::{self, StopStatus};
 use super::outcome::Ending;
 use super::reflect::{self, Reflection};
-use super::{act, decide, evidence, memory, observe, perceive, repeat, Agent};
+use super::{
+    act, decide, evidence, finish_check, memory, observe, perceive, repeat, survey, Agent,
+};
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
 use crate::limits::Limits;
@@ -36,6 +38,11 @@ pub(crate) struct Run<'a> {
     pub(crate) reflections: Vec<Reflection>,
     /// The notes of earlier tasks that open the conversation (may be empty).
     notes: String,
+    /// What the workspace held before the first round (may be empty).
+    workspace: String,
+    /// The files the goal names that were absent before the first round:
+    /// what the run is expected to write (see [`finish_check`]).
+    outputs: Vec<String>,
     /// Each journalled round's prompt text, rendered once.
     rendered: perceive::RenderedRounds,
 }
@@ -58,6 +65,8 @@ impl<'a> Run<'a> {
             usage: Usage::default(),
             reflections: Vec::new(),
             notes: String::new(),
+            workspace: String::new(),
+            outputs: Vec::new(),
             rendered: perceive::RenderedRounds::default(),
         }
     }
@@ -74,6 +83,24 @@ impl<'a> Run<'a> {
             .unwrap_or_default();
         self.notes = memory::notes_block(&recalled.texts);
         Some(recalled.ids)
+    }
+
+    /// Looks at the workspace before the first round: lists it for the
+    /// first prompt (see [`survey`]) and notes which files the goal names
+    /// are not there yet (see [`finish_check`]), as far as the limits ask
+    /// for either. Bounded by the run's clock and cancellation; a listing
+    /// cut short shows nothing, and the first round then ends the run.
+    pub(crate) async fn survey(&mut self) {
+        let limits = &self.agent.limits;
+        if limits.finish_check {
+            self.outputs = finish_check::absent_files(self.goal, &self.agent.toolbox);
+        }
+        if !limits.workspace_listing {
+            return;
+        }
+        let first_round = self.journal.entries().len() as u32 + 1;
+        let listed = survey::workspace_block(&self.agent.toolbox, first_round);
+        self.workspace = self.bounded(listed).await.unwrap_or_default();
     }
 
     /// Runs rounds until one ends the run; returns how it ended.
@@ -125,10 +152,25 @@ impl<'a> Run<'a> {
         let mut finished = None;
         let entry = match (decided.decision, refused) {
             (Ok(decision), _) if decision.is_finish() => {
-                let result = decision.result.clone().unwrap_or_default();
-                let entry = entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
-                finished = Some(result);
-                entry
+                let missing = if limits.finish_check {
+                    finish_check::missing_files(
+                        self.goal,
+                        &self.agent.toolbox,
+                        self.journal.entries(),
+                    )
+                } else {
+                    Vec::new()
+                };
+                if missing.is_empty() {
+                    let result = decision.result.clone().unwrap_or_default();
+                    let entry =
+                        entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
+                    finished = Some(result);
+                    entry
+                } else {
+                    let note = ToolResult::error(finish_check::note(&missing));
+                    entry_for(round, &decision, &note, limits)
+                }
             }
             (Ok(decision), Some((earlier, refusal))) => JournalEntry {
                 repeat_of: Some(earlier),
@@ -180,14 +222,24 @@ impl<'a> Run<'a> {
     fn conversation(&mut self) -> Vec<ChatMessage> {
         let history = self.journal.entries();
         let rendered = self.rendered.sync(history, self.agent.limits.history);
+        let opening = perceive::Opening {
+            notes: &self.notes,
+            goal: self.goal,
+            workspace: &self.workspace,
+        };
+        let written = if self.agent.limits.finish_check {
+            finish_check::written_note(&self.outputs, &self.agent.toolbox)
+        } else {
+            String::new()
+        };
         perceive::messages_rendered(
             &self.system,
-            &self.notes,
-            self.goal,
+            opening,
             history,
             rendered,
             &self.reflections,
             &self.agent.limits,
+            &written,
         )
     }
 

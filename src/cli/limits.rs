@@ -41,6 +41,15 @@ pub struct LimitArgs {
     /// decision replayed as an assistant turn; see EVALS.md, section 9).
     #[arg(long, value_name = "LAYOUT", default_value = "log")]
     pub history: HistoryLayout,
+    /// Do not show the workspace's files in the first prompt (by default
+    /// the loop lists them before round 1; see EVALS.md, section 12).
+    #[arg(long)]
+    pub no_workspace_listing: bool,
+    /// End the run at the model's first `finish` even while a file the
+    /// goal names is missing from the workspace (by default that `finish`
+    /// is answered with a note, once; see EVALS.md, section 12).
+    #[arg(long)]
+    pub no_finish_check: bool,
 }
 
 impl LimitArgs {
@@ -54,6 +63,8 @@ impl LimitArgs {
             evidence_warnings: self.evidence_warnings,
             reflect_every: self.reflect_every,
             history: self.history,
+            workspace_listing: !self.no_workspace_listing,
+            finish_check: !self.no_finish_check,
             ..Limits::default()
         }
     }

@@ -239,6 +239,7 @@ impl ModelArgs {
         if self.no_prefix_cache {
             config.cached_conversations = 0;
         }
+        config.kept_prompts = Some(hermes::model_files::ModelCache::from_env().prompts_dir());
         Ok(Arc::new(LocalLlm::load(config)?))
     }
 
@@ -258,6 +259,7 @@ impl ModelArgs {
         if self.no_prefix_cache {
             config.cached_conversations = 0;
         }
+        config.kept_prompts = Some(hermes::model_files::ModelCache::from_env().prompts_dir());
         Ok(Arc::new(NativeLlm::load(config)?))
     }
 

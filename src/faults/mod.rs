@@ -217,6 +217,9 @@ impl Faults {
         for tool in toolbox.tools() {
             wrapped.register_arc(self.wrap_tool(Arc::clone(tool)));
         }
+        if let Some(workspace) = toolbox.workspace() {
+            wrapped.set_workspace(workspace.clone());
+        }
         wrapped
     }
 

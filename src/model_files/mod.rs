@@ -104,6 +104,12 @@ impl ModelCache {
         &self.dir
     }
 
+    /// Where the in-process engine keeps a conversation's KV cache between
+    /// processes: `prompts/` in the cache.
+    pub fn prompts_dir(&self) -> PathBuf {
+        self.dir.join("prompts")
+    }
+
     /// Where the local embedder's files live (or will): [`EMBEDDER_DIR`]
     /// in the cache.
     pub fn embedder_dir(&self) -> PathBuf {

@@ -11,6 +11,7 @@ pub mod builtin;
 pub mod defaults;
 mod function;
 pub mod json_schema;
+mod listing;
 pub mod mcp;
 mod memo;
 mod result;
@@ -24,6 +25,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 pub use function::{tool_fn, FnTool};
+pub use listing::Listing;
 pub use result::{ToolError, ToolResult, ToolStatus};
 pub use spec::{ParamKind, ParamSpec, ToolSpec, DEFAULT_TOOL_TIMEOUT};
 pub use toolbox::Toolbox;

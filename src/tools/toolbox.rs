@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use super::memo::Memo;
-use super::{validate_args, Tool, ToolError, ToolResult, ToolSpec};
+use super::{validate_args, Tool, ToolError, ToolResult, ToolSpec, Workspace};
 use crate::decision::FINISH;
 
 /// Extra attempts for idempotent tools whose failure may be transient.
@@ -27,6 +27,9 @@ pub struct Toolbox {
     order: Vec<String>,
     /// What agents build from these tools, shared by all of them.
     memo: Memo,
+    /// The folder the file tools work in, when they are registered: what a
+    /// run is shown of its surroundings before round 1.
+    workspace: Option<Workspace>,
 }
 
 impl Toolbox {
@@ -78,7 +81,20 @@ impl Toolbox {
             tools,
             order,
             memo: Memo::default(),
+            workspace: self.workspace.clone(),
         }
+    }
+
+    /// Names the folder this toolbox's file tools work in (see
+    /// [`Toolbox::workspace`]); `register_file_tools` does it for the
+    /// built-in ones.
+    pub fn set_workspace(&mut self, workspace: Workspace) {
+        self.workspace = Some(workspace);
+    }
+
+    /// The folder the file tools work in, if one was named.
+    pub fn workspace(&self) -> Option<&Workspace> {
+        self.workspace.as_ref()
     }
 
     /// The tools a role may use: the subset `names` (built once per list

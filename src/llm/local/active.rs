@@ -109,6 +109,12 @@ impl Active {
         None
     }
 
+    /// Whether this request read more than half of its prompt itself
+    /// (what its sequence held before covered less than half).
+    pub fn read_most_of_its_prompt(&self) -> bool {
+        self.reused * 2 < self.prompt_len
+    }
+
     /// What the sequence holds now (every evaluated token), for reuse.
     pub fn held(self) -> (usize, Vec<LlamaToken>, Job) {
         let mut tokens = self.tokens;

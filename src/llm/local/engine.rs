@@ -23,6 +23,7 @@ use tokio::sync::oneshot;
 
 use super::active::Active;
 use super::decode::{self, fail, Sampler, PROMPT_CHUNK};
+use super::kept::KeptPrompt;
 use super::slots::Slots;
 use super::{Generating, LocalConfig};
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
@@ -77,13 +78,24 @@ pub(super) fn run(
         }
     };
     let _ = ready.send(Ok(()));
+    let kept = config
+        .kept_prompts
+        .as_deref()
+        .filter(|_| config.cached_conversations > 0)
+        .and_then(|dir| KeptPrompt::for_model(dir, &config.model_path));
     let mut engine = Engine {
         model: &model,
         ctx,
         slots: Slots::new(sequences, config.cached_conversations > 0),
         config: &config,
         batch: LlamaBatch::new(PROMPT_CHUNK * sequences, 1),
+        kept,
+        first_answer: true,
     };
+    if let Some(kept) = &engine.kept {
+        let tokens = kept.load(&mut engine.ctx, 0, config.context_size as usize);
+        engine.slots.hold(0, tokens);
+    }
     let mut active: Vec<Active> = Vec::new();
     let mut open = true;
     loop {
@@ -139,6 +151,10 @@ struct Engine<'m> {
     slots: Slots<LlamaToken>,
     config: &'m LocalConfig,
     batch: LlamaBatch<'m>,
+    /// Where the conversation that warms the next process is kept.
+    kept: Option<KeptPrompt>,
+    /// No request has been answered yet.
+    first_answer: bool,
 }
 
 impl Engine<'_> {
@@ -192,9 +208,15 @@ impl Engine<'_> {
         while i < active.len() {
             match active[i].advance(self.model, &self.ctx) {
                 Some(answer) => {
+                    let read_itself = active[i].read_most_of_its_prompt();
                     let (seq, held, job) = active.remove(i).held();
-                    self.slots.hold(seq, held);
                     let _ = job.reply.send(Ok(answer));
+                    if std::mem::take(&mut self.first_answer) && read_itself {
+                        if let Some(kept) = &self.kept {
+                            kept.save(&self.ctx, seq, &held);
+                        }
+                    }
+                    self.slots.hold(seq, held);
                 }
                 None => i += 1,
             }

@@ -21,6 +21,7 @@
 mod active;
 mod decode;
 mod engine;
+mod kept;
 mod slots;
 
 pub use engine::MAX_LIVE_CONVERSATIONS;
@@ -63,6 +64,11 @@ pub struct LocalConfig {
     /// 4,096 so that together they reserve at most 16,384 tokens of KV
     /// cache (0 turns reuse off: every request evaluates its whole prompt).
     pub cached_conversations: usize,
+    /// A folder where the KV cache of the engine's first conversation is
+    /// kept between processes, so that the next process starts with its
+    /// system prompt already read (`None`: nothing is kept; see
+    /// `kept.rs`). Unused when `cached_conversations` is 0.
+    pub kept_prompts: Option<PathBuf>,
 }
 
 impl LocalConfig {
@@ -76,6 +82,7 @@ impl LocalConfig {
             grammar: true,
             seed: 42,
             cached_conversations: DEFAULT_CACHED_CONVERSATIONS,
+            kept_prompts: None,
         }
     }
 }

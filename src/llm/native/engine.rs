@@ -13,6 +13,8 @@
 //! longest prefix with its prompt and evaluates only the rest; its final
 //! state is cached for the next round of its conversation.
 
+use std::cell::Cell;
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 
@@ -20,8 +22,10 @@ use candle_core::Tensor;
 use candle_transformers::generation::{LogitsProcessor, Sampling};
 use tokio::sync::oneshot;
 
+use super::kept;
 use super::qwen2::{message, KvState, Qwen2, Segment};
 use super::tokenizer::ChatTokenizer;
+use crate::llm::kept_prompt::write_whole;
 use crate::llm::prefix_cache::PrefixCache;
 use crate::llm::{ChatResponse, LlmError, Usage};
 
@@ -66,6 +70,11 @@ pub(super) struct Engine {
     pub(super) model: Qwen2,
     pub(super) tokenizer: Arc<ChatTokenizer>,
     pub(super) states: PrefixCache<u32, KvState>,
+    /// Where the state that warms the next process is kept (see
+    /// [`super::kept`]).
+    pub(super) kept: Option<PathBuf>,
+    /// No request has been answered yet.
+    pub(super) first_answer: Cell<bool>,
 }
 
 impl Engine {
@@ -178,8 +187,26 @@ impl Engine {
                 || a.kv.len() + 1 >= self.model.context)
     }
 
-    /// Sends a finished request's answer and caches its state.
+    /// Loads the kept state into the prefix cache, where any new
+    /// conversation may continue it; a file that does not load is left to
+    /// be replaced.
+    pub(super) fn warm_up(&self) {
+        let Some(path) = self.kept.as_deref().filter(|p| p.is_file()) else {
+            return;
+        };
+        match kept::load(&self.model, path) {
+            Ok((tokens, state)) => self.states.store(tokens, state),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "the kept prompt did not load ({e}); it will be replaced")
+            }
+        }
+    }
+
+    /// Sends a finished request's answer and caches its state (and keeps
+    /// it on disk when it is the first answer and read most of its prompt).
     fn finish(&self, a: Active) {
+        let read_itself = a.reused * 2 < a.job.prompt.len();
+        let first = self.first_answer.replace(false);
         let stopped = a.output.last().is_some_and(|&t| self.tokenizer.is_stop(t));
         let text_tokens = if stopped {
             &a.output[..a.output.len() - 1]
@@ -192,9 +219,6 @@ impl Engine {
         // (all but the last sampled one).
         held.extend(&a.output[..a.output.len().saturating_sub(1)]);
         debug_assert_eq!(held.len(), a.kv.len());
-        if held.len() == a.kv.len() {
-            self.states.store(held, a.kv);
-        }
         let response = ChatResponse {
             content,
             usage: Usage {
@@ -205,6 +229,15 @@ impl Engine {
             finish_reason: Some(if stopped { "stop" } else { "length" }.into()),
         };
         let _ = a.job.reply.send(Ok(response));
+        if held.len() != a.kv.len() {
+            return;
+        }
+        if let Some(path) = self.kept.as_deref().filter(|_| first && read_itself) {
+            if let Err(e) = write_whole(path, |aside| kept::save(&a.kv, &held, aside)) {
+                tracing::warn!(path = %path.display(), "the prompt was not kept: {e}");
+            }
+        }
+        self.states.store(held, a.kv);
     }
 }
 

@@ -22,6 +22,7 @@
 //! repairs (the llama.cpp engine constrains it with the schema instead).
 
 mod engine;
+mod kept;
 mod qwen2;
 mod tokenizer;
 
@@ -57,6 +58,12 @@ pub struct NativeConfig {
     /// How many conversations keep their state for prefix reuse (0 turns
     /// reuse off: every request evaluates its whole prompt).
     pub cached_conversations: usize,
+    /// A folder where the state of the engine's first conversation is kept
+    /// between processes, so that the next process starts with its system
+    /// prompt already read (`None`: nothing is kept; see
+    /// [`kept_prompt`](crate::llm::kept_prompt)). Unused when
+    /// `cached_conversations` is 0.
+    pub kept_prompts: Option<PathBuf>,
 }
 
 impl NativeConfig {
@@ -67,6 +74,7 @@ impl NativeConfig {
             context_size: 4096,
             seed: 42,
             cached_conversations: DEFAULT_CACHED_CONVERSATIONS,
+            kept_prompts: None,
         }
     }
 }
@@ -157,11 +165,19 @@ fn start_engine(config: &NativeConfig) -> Result<Loaded, LlmError> {
         .map_err(|e| unreadable(&qwen2::message(e)))?;
     LOADS.fetch_add(1, Ordering::SeqCst);
     let context = model.context;
+    let kept = config
+        .kept_prompts
+        .as_deref()
+        .filter(|_| config.cached_conversations > 0)
+        .and_then(|dir| super::kept_prompt::kept_prompt_file(dir, path, "candle"));
     let engine = Engine {
         model,
         tokenizer: Arc::clone(&tokenizer),
         states: PrefixCache::new(config.cached_conversations),
+        kept,
+        first_answer: std::cell::Cell::new(true),
     };
+    engine.warm_up();
     let (jobs, receiver) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("hermes-engine".into())

@@ -60,8 +60,8 @@ pub(super) struct Qwen2 {
 /// in place), so one cached state can seed many conversations.
 #[derive(Clone, Default)]
 pub(super) struct KvState {
-    layers: Vec<(Tensor, Tensor)>,
-    len: usize,
+    pub(super) layers: Vec<(Tensor, Tensor)>,
+    pub(super) len: usize,
 }
 
 impl KvState {
@@ -134,6 +134,15 @@ fn rotary_tables(
 }
 
 impl Qwen2 {
+    /// The shape of a [`KvState`] of `tokens` tokens for this model: its
+    /// layer count and each layer's key (and value) dimensions.
+    pub(super) fn kv_shape(&self, tokens: usize) -> (usize, [usize; 4]) {
+        (
+            self.layers.len(),
+            [1, self.n_kv_head, tokens, self.head_dim],
+        )
+    }
+
     /// Reads the weights of a `qwen2` GGUF file; `context` bounds the
     /// positions (and the rotary tables' size).
     pub(super) fn load<R: Read + Seek>(

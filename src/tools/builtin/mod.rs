@@ -12,7 +12,7 @@ pub use http_fetch::{is_private, HttpFetch, HttpFetchConfig};
 pub use list_dir::ListDir;
 pub use python_newlines::escape_newlines_in_strings;
 pub use read_file::ReadFile;
-pub use run_code::{RunCode, REPAIR_NOTE};
+pub use run_code::{RunCode, BRACE_NOTE, REPAIR_NOTE};
 pub use web_search::{SearchConfigError, SearchProvider, WebSearch};
 pub use write_file::WriteFile;
 
@@ -52,11 +52,13 @@ pub async fn register_run_code(
     Ok(())
 }
 
-/// Registers `read_file`, `write_file` and `list_dir`, confined to `workspace`.
+/// Registers `read_file`, `write_file` and `list_dir`, confined to
+/// `workspace`, and names it as the toolbox's workspace.
 pub fn register_file_tools(toolbox: &mut Toolbox, workspace: &Workspace) {
     toolbox.register(ReadFile::new(workspace.clone()));
     toolbox.register(WriteFile::new(workspace.clone()));
     toolbox.register(ListDir::new(workspace.clone()));
+    toolbox.set_workspace(workspace.clone());
 }
 
 /// Runs a file tool's whole filesystem work (resolving the path, opening,

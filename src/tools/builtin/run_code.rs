@@ -19,6 +19,9 @@ pub const MAX_CODE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Said in the result when line breaks inside string literals were escaped.
 pub const REPAIR_NOTE: &str = r"line breaks inside one-line string literals were run as \n (write \\n in JSON for a \n in the code)";
 
+/// Said in the result when a stray `}` at the end of the code was left out.
+pub const BRACE_NOTE: &str = "the '}' at the end of the code was unmatched and was left out (it belongs to the JSON around the code, not to the code)";
+
 /// Runs code in the sandbox described by its config.
 pub struct RunCode {
     config: SandboxConfig,
@@ -92,14 +95,32 @@ impl Tool for RunCode {
                     MAX_CODE_TIMEOUT.as_secs_f64(),
                 ))
             });
-        let mut argv = interpreter.to_vec();
-        argv.push(&code);
-        let output = sandbox::run(&self.config, &argv, timeout)
-            .await
-            .map_err(|e| ToolError::new(e.0))?;
+        let run = |code: String| {
+            let mut argv: Vec<String> = interpreter.iter().map(|s| s.to_string()).collect();
+            argv.push(code);
+            async move {
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                sandbox::run(&self.config, &argv, timeout)
+                    .await
+                    .map_err(|e| ToolError::new(e.0))
+            }
+        };
+        let mut notes = Vec::new();
+        if repaired.is_some() {
+            notes.push(REPAIR_NOTE);
+        }
+        let mut output = run(code.clone()).await?;
+        // A `}` closing the JSON written into the code: Python says exactly
+        // that, and the program without it is run instead.
+        if language == "python" && output.stderr.contains("SyntaxError: unmatched '}'") {
+            if let Some(trimmed) = without_trailing_braces(&code) {
+                output = run(trimmed).await?;
+                notes.push(BRACE_NOTE);
+            }
+        }
         let mut data = serde_json::to_value(&output).unwrap_or(Value::Null);
-        if let (Some(_), Some(fields)) = (&repaired, data.as_object_mut()) {
-            fields.insert("repaired".into(), json!(REPAIR_NOTE));
+        if let (false, Some(fields)) = (notes.is_empty(), data.as_object_mut()) {
+            fields.insert("repaired".into(), json!(notes.join("; ")));
         }
         let problem = if output.timed_out {
             Some(format!(
@@ -121,9 +142,23 @@ impl Tool for RunCode {
             }
         };
         let hint = if !self.config.allow_writes && output.stderr.contains("Read-only file system") {
-            "; the workspace is read-only for run_code: print the value instead and save it with write_file"
+            "; the workspace is read-only for run_code: print the value instead and save it with write_file".to_string()
+        } else if let Some(name) =
+            undefined_name(&output.stderr).filter(|n| super::NAMES.contains(n))
+        {
+            format!(
+                "; `{name}` is a tool, not a function inside the code: open files with open() in the code, or call {name} as your action"
+            )
+        } else if let Some(value) = not_a_number(&output.stderr) {
+            format!(
+                "; `{value}` is not a number: if it is a column name, the first row is a header, so skip it (next(reader), or csv.DictReader)"
+            )
+        } else if let Some(name) = undefined_name(&output.stderr) {
+            format!(
+                "; `{name}` is not defined: every run_code call is a new program, so nothing from an earlier round exists in it as a variable; read the files it needs inside the code"
+            )
         } else {
-            "; see stderr"
+            "; see stderr".to_string()
         };
         match problem {
             None => Ok(data),
@@ -132,5 +167,82 @@ impl Tool for RunCode {
                 data,
             )),
         }
+    }
+}
+
+/// `code` without the `}`s it ends with (and the whitespace around them),
+/// or `None` when it does not end with one.
+fn without_trailing_braces(code: &str) -> Option<String> {
+    let kept = code
+        .trim_end()
+        .trim_end_matches(|c: char| c == '}' || c.is_whitespace());
+    (kept.len() < code.trim_end().len() && !kept.is_empty()).then(|| kept.to_string())
+}
+
+/// The text Python could not read as a number, from its last
+/// `ValueError: invalid literal for int() with base 10: 'X'` or
+/// `ValueError: could not convert string to float: 'X'`, when it holds a
+/// letter (a word such as a column name, not a malformed number).
+fn not_a_number(stderr: &str) -> Option<&str> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|line| line.starts_with("ValueError: "))?;
+    let rest = line
+        .strip_prefix("ValueError: invalid literal for int() with base 10: '")
+        .or_else(|| line.strip_prefix("ValueError: could not convert string to float: '"))?;
+    let value = rest.strip_suffix('\'')?;
+    value.chars().any(char::is_alphabetic).then_some(value)
+}
+
+/// The name in Python's last `NameError: name 'X' is not defined`.
+fn undefined_name(stderr: &str) -> Option<&str> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|line| line.starts_with("NameError: name '"))?;
+    let rest = line.strip_prefix("NameError: name '")?;
+    let name = &rest[..rest.find('\'')?];
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailing_braces_are_cut_with_the_space_around_them() {
+        assert_eq!(
+            without_trailing_braces("print(1)}\n").as_deref(),
+            Some("print(1)")
+        );
+        assert_eq!(
+            without_trailing_braces("x = {1: 2}\nprint(x)\n}}").as_deref(),
+            Some("x = {1: 2}\nprint(x)")
+        );
+        assert_eq!(without_trailing_braces("print(1)"), None);
+        assert_eq!(without_trailing_braces("}"), None);
+    }
+
+    #[test]
+    fn a_word_where_a_number_was_expected_is_read_from_the_value_error() {
+        let int = "Traceback (most recent call last):\nValueError: invalid literal for int() with base 10: 'age'\n";
+        assert_eq!(not_a_number(int), Some("age"));
+        let float = "ValueError: could not convert string to float: 'temp_c'";
+        assert_eq!(not_a_number(float), Some("temp_c"));
+        // A malformed number is not a header.
+        assert_eq!(
+            not_a_number("ValueError: invalid literal for int() with base 10: '3.5'"),
+            None
+        );
+        assert_eq!(not_a_number("ValueError: math domain error"), None);
+    }
+
+    #[test]
+    fn the_undefined_name_is_read_from_the_last_name_error() {
+        let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nNameError: name 'data' is not defined\n";
+        assert_eq!(undefined_name(stderr), Some("data"));
+        assert_eq!(undefined_name("SyntaxError: invalid syntax"), None);
+        assert_eq!(undefined_name("NameError: name '"), None);
     }
 }

@@ -1,0 +1,143 @@
+//! The files of a workspace as a short list of paths: what a run is shown
+//! of its workspace before its first round (see `agent::survey`).
+//!
+//! The walk is breadth first, so a large tree shows its top levels rather
+//! than the depths of its first folder; it stops after a fixed number of
+//! entries, and a count says how many more it saw. Hermes's own folder
+//! ([`STATE_DIR`](super::STATE_DIR)) is left out as `list_dir` leaves it
+//! out; hidden folders (`.git/`) are named but not walked into.
+
+use std::collections::VecDeque;
+use std::fs;
+use std::path::PathBuf;
+
+use super::Workspace;
+
+/// Most directory entries one listing reads (shown or counted), so that a
+/// huge tree costs a bounded walk.
+const MAX_VISITED: usize = 10_000;
+
+/// The first entries of a workspace tree.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Listing {
+    /// Paths relative to the root, sorted: folders end in `/`, files
+    /// carry their size (`data/users.csv (120 bytes)`).
+    pub entries: Vec<String>,
+    /// Entries seen but not shown (at least; the walk is bounded).
+    pub more: usize,
+}
+
+impl Workspace {
+    /// At most `max_entries` entries of the tree under the root, nearest
+    /// the root first. Unreadable folders and entries are skipped.
+    pub fn listing(&self, max_entries: usize) -> Listing {
+        let mut listing = Listing::default();
+        let mut folders = VecDeque::from([PathBuf::new()]);
+        let mut visited = 0;
+        while let Some(folder) = folders.pop_front() {
+            let Ok(read) = fs::read_dir(self.root().join(&folder)) else {
+                continue;
+            };
+            let mut children: Vec<_> = read.filter_map(Result::ok).collect();
+            children.sort_by_key(|entry| entry.file_name());
+            for entry in children {
+                if self.is_state(&entry.path()) {
+                    continue;
+                }
+                visited += 1;
+                if listing.entries.len() >= max_entries {
+                    listing.more += 1;
+                    continue;
+                }
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let path = folder.join(&name);
+                let shown = path.to_string_lossy().into_owned();
+                match entry.metadata() {
+                    Ok(m) if m.is_dir() => {
+                        listing.entries.push(format!("{shown}/"));
+                        if !name.starts_with('.') {
+                            folders.push_back(path);
+                        }
+                    }
+                    Ok(m) => listing.entries.push(format!("{shown} ({} bytes)", m.len())),
+                    Err(_) => listing.entries.push(shown),
+                }
+            }
+            if visited >= MAX_VISITED {
+                break;
+            }
+        }
+        listing.entries.sort();
+        listing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+        let workspace = Workspace::new(dir.path()).unwrap();
+        (dir, workspace)
+    }
+
+    #[test]
+    fn lists_files_and_folders_with_sizes_sorted() {
+        let (_dir, ws) = tree(&[
+            ("notes.md", "hello"),
+            ("data/users.csv", "a,b\n"),
+            ("data/deep/x.txt", ""),
+        ]);
+        assert_eq!(
+            ws.listing(40),
+            Listing {
+                entries: vec![
+                    "data/".into(),
+                    "data/deep/".into(),
+                    "data/deep/x.txt (0 bytes)".into(),
+                    "data/users.csv (4 bytes)".into(),
+                    "notes.md (5 bytes)".into(),
+                ],
+                more: 0,
+            }
+        );
+    }
+
+    #[test]
+    fn the_top_levels_come_first_and_the_rest_is_counted() {
+        let (_dir, ws) = tree(&[
+            ("a/1.txt", "1"),
+            ("a/2.txt", "2"),
+            ("b.txt", "b"),
+            ("c.txt", "c"),
+        ]);
+        let listing = ws.listing(3);
+        assert_eq!(
+            listing.entries,
+            vec!["a/", "b.txt (1 bytes)", "c.txt (1 bytes)"]
+        );
+        assert_eq!(listing.more, 2);
+    }
+
+    #[test]
+    fn hermes_state_is_left_out_and_hidden_folders_are_not_walked() {
+        let (_dir, ws) = tree(&[
+            (".hermes/memory.redb", "x"),
+            (".git/config", "x"),
+            ("readme.md", "r"),
+        ]);
+        assert_eq!(ws.listing(40).entries, vec![".git/", "readme.md (1 bytes)"]);
+    }
+
+    #[test]
+    fn an_empty_workspace_lists_nothing() {
+        let (_dir, ws) = tree(&[]);
+        assert_eq!(ws.listing(40), Listing::default());
+    }
+}
