@@ -210,13 +210,15 @@ impl Engine<'_> {
                 Some(answer) => {
                     let read_itself = active[i].read_most_of_its_prompt();
                     let (seq, held, job) = active.remove(i).held();
-                    let _ = job.reply.send(Ok(answer));
+                    // Kept before the answer goes out (once per process,
+                    // tens of ms): whoever got the answer finds the file.
                     if std::mem::take(&mut self.first_answer) && read_itself {
                         if let Some(kept) = &self.kept {
                             kept.save(&self.ctx, seq, &held);
                         }
                     }
                     self.slots.hold(seq, held);
+                    let _ = job.reply.send(Ok(answer));
                 }
                 None => i += 1,
             }

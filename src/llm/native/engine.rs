@@ -228,16 +228,17 @@ impl Engine {
             },
             finish_reason: Some(if stopped { "stop" } else { "length" }.into()),
         };
-        let _ = a.job.reply.send(Ok(response));
-        if held.len() != a.kv.len() {
-            return;
-        }
-        if let Some(path) = self.kept.as_deref().filter(|_| first && read_itself) {
-            if let Err(e) = write_whole(path, |aside| kept::save(&a.kv, &held, aside)) {
-                tracing::warn!(path = %path.display(), "the prompt was not kept: {e}");
+        if held.len() == a.kv.len() {
+            // Kept before the answer goes out (once per process, ~0.1 s):
+            // whoever got the answer finds the file.
+            if let Some(path) = self.kept.as_deref().filter(|_| first && read_itself) {
+                if let Err(e) = write_whole(path, |aside| kept::save(&a.kv, &held, aside)) {
+                    tracing::warn!(path = %path.display(), "the prompt was not kept: {e}");
+                }
             }
+            self.states.store(held, a.kv);
         }
-        self.states.store(held, a.kv);
+        let _ = a.job.reply.send(Ok(response));
     }
 }
 
