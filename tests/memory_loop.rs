@@ -104,7 +104,14 @@ async fn a_finished_run_is_recalled_into_the_next_related_run() {
         opening.contains("  - read_file {\"path\":\"users.csv\"}: "),
         "{opening}"
     );
-    assert!(opening.ends_with("Goal: Which users in users.csv are admins?\n\nRound 1 of 20. Reply with one JSON object."), "{opening}");
+    // The goal follows the notes, then the workspace listing (which leaves
+    // the memory's own folder out).
+    assert!(opening.contains("\n\nGoal: Which users in users.csv are admins?\n\nFiles in the workspace before round 1 (listed for you; read a file to see what it holds):\n- users.csv ("), "{opening}");
+    assert!(!opening.contains(".hermes"), "{opening}");
+    assert!(
+        opening.ends_with("\n\nRound 1 of 20. Reply with one JSON object."),
+        "{opening}"
+    );
     // Later turns do not repeat it.
     assert_eq!(
         messages_text(&server.requests()[3])
@@ -301,7 +308,7 @@ name = "memory"
 MEMORY
 [[task]]
 id = "first"
-goal = "Count the admins in users.csv; write just the number to answer.txt."
+goal = "Count the admins in users.csv."
 [task.files]
 "users.csv" = "name,role\nana,admin\nbo,user\n"
 [[task.check]]
@@ -309,7 +316,7 @@ status = "finished"
 
 [[task]]
 id = "second"
-goal = "How many admins are in users.csv? Write the number to answer.txt."
+goal = "How many admins are in users.csv?"
 [task.files]
 "users.csv" = "name,role\nana,admin\nbo,user\n"
 [[task.check]]

@@ -11,6 +11,10 @@ use common::local_model::{last_json, model, prefix_reuse_keeps_decisions, worksp
 use hermes::llm::native::{model_loads, set_threads, NativeConfig, NativeLlm};
 use hermes::llm::{ChatMessage, ChatRequest, Llm};
 
+/// Held by the tests that load the model in this process: one of them
+/// counts loads, which another's loads would disturb.
+static LOADING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn question(text: &str) -> ChatRequest {
     ChatRequest {
         messages: vec![
@@ -93,6 +97,7 @@ async fn later_rounds_reuse_the_cached_prefix_and_decide_exactly_as_without_it()
 async fn four_concurrent_requests_answer_as_four_sequential_ones_on_one_loaded_model() {
     let Some(model) = model() else { return };
     set_threads(1);
+    let _loading = LOADING.lock().await;
     let first = NativeLlm::load(NativeConfig::new(&model)).unwrap();
     let loads = model_loads();
     let handles: Vec<Arc<NativeLlm>> = (0..4)
@@ -131,6 +136,7 @@ async fn four_concurrent_requests_answer_as_four_sequential_ones_on_one_loaded_m
 async fn a_new_engine_starts_from_the_kept_prompt_of_the_last_one() {
     let Some(model) = model() else { return };
     set_threads(1);
+    let _loading = LOADING.lock().await;
     let kept = tempfile::tempdir().unwrap();
     let mut config = NativeConfig::new(&model);
     // A context size of its own: no other test shares this loaded engine.

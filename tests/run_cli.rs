@@ -85,7 +85,7 @@ async fn the_first_prompt_lists_the_workspace_unless_turned_off() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let prompt = server.prompt_text(0);
     assert!(
-        prompt.contains("Goal: look\n\nFiles in the workspace before round 1 (listed for you; read a file to see what it holds):\n- data/\n- data/users.csv (4 bytes)\n- notes.txt (47 bytes)\n\nRound 1 of"),
+        prompt.contains("Goal: look\n\nFiles in the workspace before round 1 (listed for you; read a file to see what it holds):\n- data/\n- data/users.csv (4 bytes)\n- notes.txt (50 bytes)\n\nRound 1 of"),
         "{prompt}"
     );
     let server = ScriptedServer::start(vec![finish("seen")]).await;

@@ -160,6 +160,7 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
         .with_limits(limits)
         .with_identity(args.role.system_prompt.clone())
         .for_subtask(args.role.name.clone(), subtask)
+        .with_outputs_named_in(planned.goal)
         .with_trace_parent(trace_context)
         .on_round(on_round);
     if let Some(memory) = &args.memory {

@@ -71,6 +71,8 @@ pub struct Agent {
     schema: Arc<serde_json::Value>,
     /// Notes of earlier tasks to recall, and where a finished run goes.
     memory: Option<LongTermMemory>,
+    /// The text whose file names the finish check reads (`None`: the goal).
+    outputs_named_in: Option<String>,
 }
 
 impl Agent {
@@ -90,7 +92,17 @@ impl Agent {
             trace_parent: HashMap::new(),
             faults: None,
             memory: None,
+            outputs_named_in: None,
         }
+    }
+
+    /// Reads the files a run must write from `text` instead of the whole
+    /// goal (see [`finish_check`]): an executor passes its subtask's own
+    /// goal, not the larger task and the other results its goal quotes,
+    /// which name files other subtasks write.
+    pub fn with_outputs_named_in(mut self, text: impl Into<String>) -> Self {
+        self.outputs_named_in = Some(text.into());
+        self
     }
 
     /// Gives each run the notes of earlier tasks nearest its goal, and

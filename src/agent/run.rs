@@ -93,7 +93,7 @@ impl<'a> Run<'a> {
     pub(crate) async fn survey(&mut self) {
         let limits = &self.agent.limits;
         if limits.finish_check {
-            self.outputs = finish_check::absent_files(self.goal, &self.agent.toolbox);
+            self.outputs = finish_check::absent_files(self.named_in(), &self.agent.toolbox);
         }
         if !limits.workspace_listing {
             return;
@@ -101,6 +101,11 @@ impl<'a> Run<'a> {
         let first_round = self.journal.entries().len() as u32 + 1;
         let listed = survey::workspace_block(&self.agent.toolbox, first_round);
         self.workspace = self.bounded(listed).await.unwrap_or_default();
+    }
+
+    /// The text whose file names the finish check reads.
+    fn named_in(&self) -> &str {
+        self.agent.outputs_named_in.as_deref().unwrap_or(self.goal)
     }
 
     /// Runs rounds until one ends the run; returns how it ended.
@@ -154,7 +159,7 @@ impl<'a> Run<'a> {
             (Ok(decision), _) if decision.is_finish() => {
                 let missing = if limits.finish_check {
                     finish_check::missing_files(
-                        self.goal,
+                        self.named_in(),
                         &self.agent.toolbox,
                         self.journal.entries(),
                     )
