@@ -267,56 +267,17 @@ async fn four_requests_at_once_answer_as_four_in_turn() {
 }
 
 /// The first conversation's KV cache is kept on disk, and an engine loaded
-/// afterwards (a new `hermes run` process) starts from it: its first
-/// request, on another question under the same system prompt, reads only
-/// what follows the shared prefix.
+/// afterwards (a new `hermes run` process) starts from it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_engine_starts_from_the_kept_prompt_of_the_last_one() {
     use hermes::llm::local::{LocalConfig, LocalLlm};
-    use hermes::llm::{ChatMessage, ChatRequest, Llm};
     let Some(model) = model() else { return };
     let kept = tempfile::tempdir().unwrap();
     let mut config = LocalConfig::new(model);
     config.threads = 1;
     config.kept_prompts = Some(kept.path().to_path_buf());
-    let system = "You answer questions about the solar system. Mercury is closest to the Sun, then Venus, Earth, Mars, Jupiter, Saturn, Uranus and Neptune. Answer in one word.";
-    let ask = |user: &str| ChatRequest {
-        messages: vec![ChatMessage::system(system), ChatMessage::user(user)],
-        temperature: 0.0,
-        max_tokens: 2,
-        json: false,
-        schema: None,
-    };
-    let first = LocalLlm::load(config.clone()).expect("load the model");
-    let cold = first
-        .chat(&ask("Which planet is the fourth from the Sun?"))
-        .await
-        .unwrap();
-    assert_eq!(cold.usage.cached_tokens, 0, "{:?}", cold.usage);
-    drop(first);
-    let files: Vec<_> = std::fs::read_dir(kept.path()).unwrap().flatten().collect();
-    assert_eq!(files.len(), 1, "one kept file, no part left: {files:?}");
-    let second = LocalLlm::load(config.clone()).expect("load the model again");
-    let warm = second
-        .chat(&ask("Which planet is the largest?"))
-        .await
-        .unwrap();
-    assert!(
-        warm.usage.cached_tokens >= 32 && warm.usage.cached_tokens < warm.usage.prompt_tokens,
-        "the new engine continues the kept system prompt: {:?}",
-        warm.usage
-    );
-    drop(second);
-    // A damaged file is refused (and replaced), never a failure.
-    std::fs::write(files[0].path(), b"not a state").unwrap();
-    let third = LocalLlm::load(config).expect("load the model a third time");
-    let refused = third
-        .chat(&ask("Which planet is the largest?"))
-        .await
-        .unwrap();
-    assert_eq!(refused.usage.cached_tokens, 0, "{:?}", refused.usage);
-    assert!(
-        std::fs::metadata(files[0].path()).unwrap().len() > 1000,
-        "replaced"
-    );
+    common::local_model::a_new_engine_starts_from_the_kept_prompt(kept.path(), || {
+        LocalLlm::load(config.clone()).expect("load the model")
+    })
+    .await;
 }

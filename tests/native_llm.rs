@@ -130,8 +130,7 @@ async fn four_concurrent_requests_answer_as_four_sequential_ones_on_one_loaded_m
 }
 
 /// The first conversation's state is kept on disk, and an engine loaded
-/// afterwards (a new `hermes run` process) starts from it; a damaged file
-/// is refused and replaced, never an error.
+/// afterwards (a new `hermes run` process) starts from it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_engine_starts_from_the_kept_prompt_of_the_last_one() {
     let Some(model) = model() else { return };
@@ -142,46 +141,10 @@ async fn a_new_engine_starts_from_the_kept_prompt_of_the_last_one() {
     // A context size of its own: no other test shares this loaded engine.
     config.context_size = 1536;
     config.kept_prompts = Some(kept.path().to_path_buf());
-    let ask = |text: &str| {
-        let mut request = question(text);
-        request.messages[0] = ChatMessage::system(
-            "You answer questions about the solar system. Mercury is closest to the Sun, then Venus, Earth, Mars, Jupiter, Saturn, Uranus and Neptune. Answer in one word.",
-        );
-        request.max_tokens = 2;
-        request
-    };
-    let first = NativeLlm::load(config.clone()).unwrap();
-    let cold = first
-        .chat(&ask("Which planet is the fourth from the Sun?"))
-        .await
-        .unwrap();
-    assert_eq!(cold.usage.cached_tokens, 0, "{:?}", cold.usage);
-    drop(first);
-    let files: Vec<_> = std::fs::read_dir(kept.path()).unwrap().flatten().collect();
-    assert_eq!(files.len(), 1, "one kept file, no part left: {files:?}");
-    let second = NativeLlm::load(config.clone()).unwrap();
-    let warm = second
-        .chat(&ask("Which planet is the largest?"))
-        .await
-        .unwrap();
-    assert!(
-        warm.usage.cached_tokens >= 32 && warm.usage.cached_tokens < warm.usage.prompt_tokens,
-        "the new engine continues the kept system prompt: {:?}",
-        warm.usage
-    );
-    drop(second);
-    std::fs::write(files[0].path(), b"not a state").unwrap();
-    let third = NativeLlm::load(config).unwrap();
-    let refused = third
-        .chat(&ask("Which planet is the largest?"))
-        .await
-        .unwrap();
-    assert_eq!(refused.usage.cached_tokens, 0, "{:?}", refused.usage);
-    assert!(!refused.content.trim().is_empty());
-    assert!(
-        std::fs::metadata(files[0].path()).unwrap().len() > 1000,
-        "replaced"
-    );
+    common::local_model::a_new_engine_starts_from_the_kept_prompt(kept.path(), || {
+        NativeLlm::load(config.clone()).unwrap()
+    })
+    .await;
 }
 
 /// A prompt that cannot fit the context is refused before any work, and

@@ -164,3 +164,55 @@ pub async fn prefix_reuse_keeps_decisions(model: &Path, engine: &[&str], min_rou
         cached.len()
     );
 }
+
+/// The kept prompt on either engine: `load` makes a fresh engine that
+/// keeps its first conversation in `kept` (a folder). The first engine
+/// reads its whole prompt and leaves one file; the next one continues that
+/// file's system prompt on another question; a damaged file is refused
+/// (nothing reused, no error) and replaced.
+pub async fn a_new_engine_starts_from_the_kept_prompt<L: hermes::llm::Llm>(
+    kept: &Path,
+    load: impl Fn() -> L,
+) {
+    use hermes::llm::{ChatMessage, ChatRequest};
+    let system = "You answer questions about the solar system. Mercury is closest to the Sun, then Venus, Earth, Mars, Jupiter, Saturn, Uranus and Neptune. Answer in one word.";
+    let ask = |user: &str| ChatRequest {
+        messages: vec![ChatMessage::system(system), ChatMessage::user(user)],
+        temperature: 0.0,
+        max_tokens: 2,
+        json: false,
+        schema: None,
+    };
+    let first = load();
+    let cold = first
+        .chat(&ask("Which planet is the fourth from the Sun?"))
+        .await
+        .unwrap();
+    assert_eq!(cold.usage.cached_tokens, 0, "{:?}", cold.usage);
+    drop(first);
+    let files: Vec<_> = std::fs::read_dir(kept).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1, "one kept file, no part left: {files:?}");
+    let second = load();
+    let warm = second
+        .chat(&ask("Which planet is the largest?"))
+        .await
+        .unwrap();
+    assert!(
+        warm.usage.cached_tokens >= 32 && warm.usage.cached_tokens < warm.usage.prompt_tokens,
+        "the new engine continues the kept system prompt: {:?}",
+        warm.usage
+    );
+    drop(second);
+    std::fs::write(files[0].path(), b"not a state").unwrap();
+    let third = load();
+    let refused = third
+        .chat(&ask("Which planet is the largest?"))
+        .await
+        .unwrap();
+    assert_eq!(refused.usage.cached_tokens, 0, "{:?}", refused.usage);
+    assert!(!refused.content.trim().is_empty());
+    assert!(
+        std::fs::metadata(files[0].path()).unwrap().len() > 1000,
+        "the damaged file is replaced"
+    );
+}
