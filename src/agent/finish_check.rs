@@ -51,7 +51,7 @@ pub fn named_files(goal: &str) -> Vec<String> {
 
 /// The files `goal` names that are not in `toolbox`'s workspace, when the
 /// run should be told before it finishes: the toolbox can write files
-/// (`write_file`) and no `finish` of this run was answered so yet.
+/// (`write_file`) and no earlier `finish` of this run was answered with the note.
 pub fn missing_files(goal: &str, toolbox: &Toolbox, history: &[JournalEntry]) -> Vec<String> {
     let already_told = history.iter().any(|e| e.action == FINISH && e.is_error());
     if already_told || !toolbox.names().contains(&"write_file") {

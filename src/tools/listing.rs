@@ -38,7 +38,8 @@ impl Workspace {
             let Ok(read) = fs::read_dir(self.root().join(&folder)) else {
                 continue;
             };
-            let mut children: Vec<_> = read.filter_map(Result::ok).collect();
+            // A folder of millions of entries is read only in part.
+            let mut children: Vec<_> = read.filter_map(Result::ok).take(MAX_VISITED).collect();
             children.sort_by_key(|entry| entry.file_name());
             for entry in children {
                 if self.is_state(&entry.path()) {
