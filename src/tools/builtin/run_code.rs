@@ -95,26 +95,16 @@ impl Tool for RunCode {
                     MAX_CODE_TIMEOUT.as_secs_f64(),
                 ))
             });
-        let run = |code: String| {
-            let mut argv: Vec<String> = interpreter.iter().map(|s| s.to_string()).collect();
-            argv.push(code);
-            async move {
-                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-                sandbox::run(&self.config, &argv, timeout)
-                    .await
-                    .map_err(|e| ToolError::new(e.0))
-            }
-        };
         let mut notes = Vec::new();
         if repaired.is_some() {
             notes.push(REPAIR_NOTE);
         }
-        let mut output = run(code.clone()).await?;
+        let mut output = self.execute(interpreter, &code, timeout).await?;
         // A `}` closing the JSON written into the code: Python says exactly
         // that, and the program without it is run instead.
         if language == "python" && output.stderr.contains("SyntaxError: unmatched '}'") {
             if let Some(trimmed) = without_trailing_braces(&code) {
-                output = run(trimmed).await?;
+                output = self.execute(interpreter, &trimmed, timeout).await?;
                 notes.push(BRACE_NOTE);
             }
         }
@@ -167,6 +157,22 @@ impl Tool for RunCode {
                 data,
             )),
         }
+    }
+}
+
+impl RunCode {
+    /// Runs `code` with `interpreter` in the sandbox.
+    async fn execute(
+        &self,
+        interpreter: &[&str],
+        code: &str,
+        timeout: Duration,
+    ) -> Result<sandbox::SandboxOutput, ToolError> {
+        let mut argv = interpreter.to_vec();
+        argv.push(code);
+        sandbox::run(&self.config, &argv, timeout)
+            .await
+            .map_err(|e| ToolError::new(e.0))
     }
 }
 
