@@ -10,7 +10,10 @@
 //! - `candle`: the built-in engine (default feature `native-llm`; it has no
 //!   grammar, the decision is parsed leniently);
 //! - `llama.cpp+grammar` and `llama.cpp`: the llama.cpp engine with and
-//!   without the decision grammar (feature `local-llm`);
+//!   without the decision grammar (feature `local-llm`); with the grammar
+//!   it feeds each decision's fixed text in one batch (jump-forward,
+//!   `LocalConfig::jump_forward`), and `llama.cpp+grammar, no jump` is the
+//!   same leg choosing every token itself;
 //! - `http server`: llama.cpp's own OpenAI-compatible server on the same
 //!   file, through Hermes's HTTP client. `LLAMA_SERVER_URL` names a running
 //!   one; otherwise the bench starts one with `bench/llama-server/setup.sh`
@@ -272,16 +275,18 @@ async fn main() {
 }
 
 /// The legs, in the order each pass runs them.
-const LEGS: [&str; 7] = [
+const LEGS: [&str; 8] = [
     "candle",
     CANDLE_WARM,
     "llama.cpp+grammar",
     "llama.cpp",
+    NO_JUMP,
     WARM,
     SERVER,
     SERVER_WARM,
 ];
 const CANDLE_WARM: &str = "candle warm";
+const NO_JUMP: &str = "llama.cpp+grammar, no jump";
 const WARM: &str = "llama.cpp+grammar warm";
 const SERVER: &str = "http server";
 const SERVER_WARM: &str = "http server warm";
@@ -308,9 +313,14 @@ async fn one_pass(path: &Path) -> Vec<Leg> {
     #[cfg(feature = "local-llm")]
     {
         use hermes::llm::local::{LocalConfig, LocalLlm};
-        for (name, grammar) in [(LEGS[2], true), (LEGS[3], false)] {
+        for (name, grammar, jump_forward) in [
+            (LEGS[2], true, true),
+            (LEGS[3], false, false),
+            (NO_JUMP, true, false),
+        ] {
             let mut config = LocalConfig::new(path);
             config.grammar = grammar;
+            config.jump_forward = jump_forward;
             let llm = LocalLlm::load(config).expect("load model (llama.cpp)");
             legs.push(measure(name, Arc::new(llm)).await);
         }

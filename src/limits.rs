@@ -59,6 +59,14 @@ pub struct Limits {
     /// while a file the goal names is missing from the workspace (see
     /// `agent::finish_check`).
     pub finish_check: bool,
+    /// Answer the first `write_file` of a run with a note instead of
+    /// carrying it out while no call has read the files the goal names as
+    /// its inputs (see `agent::read_check`).
+    pub read_check: bool,
+    /// After a `finish` the finish check refused, spell out in the next
+    /// request the `write_file` reply that saves that `finish`'s answer to
+    /// the missing file (see `agent::finish_check::write_offer`).
+    pub write_offer: bool,
 }
 
 impl Default for Limits {
@@ -85,6 +93,12 @@ impl Default for Limits {
             // On: see EVALS.md, section 12.
             workspace_listing: true,
             finish_check: true,
+            // Off: it fired in 4 of 48 runs of section 13's pass and
+            // turned none of them into a pass (EVALS.md, section 13).
+            read_check: false,
+            // Off: the model copies the offered reply whatever the answer
+            // was, a wrong sentence included (EVALS.md, section 13).
+            write_offer: false,
         }
     }
 }

@@ -108,7 +108,7 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
         finish("hello"),
     ])
     .await;
-    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    let run = run_in(goal, ws.path(), &server, &["--json", "--write-offer"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "finished");
@@ -122,18 +122,28 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
         ),
         "{told}"
     );
+    // The request after it spells out the write of the refused answer.
+    assert!(
+        server.prompt_text(1).ends_with("Round 2 of 20. Round 1 (finish) was not accepted: `answer.txt` is not written yet. If your result is what `answer.txt` should hold, reply {\"thought\":\"answer.txt must hold the answer\",\"action\":{\"name\":\"write_file\",\"args\":{\"path\":\"answer.txt\",\"content\":\"hello\"}}} Reply with one JSON object."),
+        "{}",
+        server.prompt_text(1)
+    );
     // Once the file is written, the request says so.
     assert!(
         server.prompt_text(2).contains("Round 2 (write_file) succeeded. The goal's file (`answer.txt`) is written now. If it holds what the goal asks for, the goal is reached: reply {\"thought\": \"answer.txt written\", \"action\": {\"name\": \"finish\""),
         "{}",
         server.prompt_text(2)
     );
-    // A second finish ends the run whatever the workspace holds.
+    // A second finish ends the run whatever the workspace holds; without
+    // `--write-offer` the request after the refused one offers nothing.
     let ws = workspace();
     let server = ScriptedServer::start(vec![finish("cannot"), finish("cannot, really")]).await;
     let outcome = run_in(goal, ws.path(), &server, &["--json"])
         .await
         .outcome();
+    assert!(server
+        .prompt_text(1)
+        .ends_with("Round 2 of 20. Reply with one JSON object."));
     assert_eq!(outcome["status"], "finished");
     assert_eq!(outcome["result"], "cannot, really");
     assert_eq!(outcome["rounds"], 2);
@@ -143,6 +153,47 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
         .await
         .outcome();
     assert_eq!(outcome["rounds"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_read_check_a_write_before_the_goal_s_input_was_read_is_answered_once() {
+    let goal = "Count the lines of notes.txt and write the number to answer.txt";
+    let guess = || decision("write_file", json!({"path": "answer.txt", "content": "7"}));
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        guess(),
+        decision("read_file", json!({"path": "notes.txt"})),
+        decision("write_file", json!({"path": "answer.txt", "content": "1"})),
+        finish("1"),
+    ])
+    .await;
+    let run = run_in(goal, ws.path(), &server, &["--json", "--read-check"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let outcome = run.outcome();
+    assert_eq!(outcome["status"], "finished");
+    assert_eq!(outcome["rounds"], 4);
+    let told = common::observation_of(&server.prompt_text(1), 1)
+        .unwrap()
+        .to_string();
+    assert!(
+        told.contains("not written yet: the goal's answer comes from `notes.txt`, which no call of this run has read"),
+        "{told}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
+        "1"
+    );
+    // Off by default: the guess is written.
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![guess(), finish("7")]).await;
+    let outcome = run_in(goal, ws.path(), &server, &["--json"])
+        .await
+        .outcome();
+    assert_eq!(outcome["rounds"], 2);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
+        "7"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

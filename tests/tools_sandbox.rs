@@ -220,6 +220,52 @@ async fn a_stray_closing_brace_after_the_code_is_left_out_and_the_code_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn statements_on_one_line_are_split_and_run_and_a_program_still_unreadable_gets_a_hint() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("docs")).unwrap();
+    std::fs::write(ws.path().join("docs/a.md"), "nothing").unwrap();
+    std::fs::write(ws.path().join("docs/b.md"), "blue-falcon").unwrap();
+    let one_line = "import os\nfor name in sorted(os.listdir('docs')): if 'falcon' in open('docs/' + name).read(): print(name)";
+    let run_together =
+        "with open('docs/b.md') as f: text = f.read() words = text.split('-') print(words[0])";
+    let unfixable = "with open('docs/b.md') as f: print(f.read()";
+    let server = ScriptedServer::start(vec![
+        code("python", one_line, 5),
+        code("python", run_together, 5),
+        code("python", unfixable, 5),
+        finish("b.md"),
+    ])
+    .await;
+    let run = hermes(
+        &["run", "find", "--workspace", ws.path().to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let split = observation(&server, 1);
+    assert_eq!(split["status"], "ok", "{split}");
+    assert_eq!(split["data"]["stdout"], "b.md\n", "{split}");
+    assert_eq!(
+        split["data"]["repaired"],
+        hermes::tools::builtin::COMPOUND_NOTE
+    );
+    let separated = observation(&server, 2);
+    assert_eq!(separated["status"], "ok", "{separated}");
+    assert_eq!(separated["data"]["stdout"], "blue\n", "{separated}");
+    assert_eq!(
+        separated["data"]["repaired"],
+        hermes::tools::builtin::COMPOUND_NOTE
+    );
+    let hinted = observation(&server, 3);
+    assert_eq!(hinted["status"], "error", "{hinted}");
+    let error = hinted["error"].as_str().unwrap();
+    assert!(
+        error.ends_with("Python reads one statement per line: put each statement on a line of its own (\\n between them in the JSON string), with the body of a for/if/with on the lines below it, indented"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_undefined_name_says_each_run_is_a_new_program_and_tools_are_not_functions() {
     let ws = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![

@@ -21,7 +21,8 @@ use crate::tools::Toolbox;
 /// characters (letters, digits, `_-./`) that end in a `.` and an extension
 /// of 2 to 8 letters or digits starting with a letter. URLs and absolute
 /// paths are left out (they are not workspace files), and so are
-/// `e.g.`-style abbreviations and version numbers.
+/// `e.g.`-style abbreviations, version numbers, and names given as an
+/// example of a form ("its name (for example notes.md)").
 pub fn named_files(goal: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_-./".contains(c);
@@ -31,8 +32,9 @@ pub fn named_files(goal: &str) -> Vec<String> {
         let end = tail.find(|c: char| !is_path_char(c)).unwrap_or(tail.len());
         let token = tail[..end].trim_end_matches(['.', '/']);
         let after_scheme = rest[..start].ends_with(':');
+        let example = is_example(&goal[..goal.len() - rest.len() + start]);
         rest = &tail[end..];
-        if after_scheme || token.starts_with('/') || token.contains("..") {
+        if after_scheme || example || token.starts_with('/') || token.contains("..") {
             continue;
         }
         let Some((stem, extension)) = token.rsplit_once('.') else {
@@ -49,27 +51,66 @@ pub fn named_files(goal: &str) -> Vec<String> {
     names
 }
 
-/// The files `goal` names that are not in `toolbox`'s workspace, when the
-/// run should be told before it finishes: the toolbox can write files
-/// (`write_file`) and no earlier `finish` of this run was answered with the note.
-pub fn missing_files(goal: &str, toolbox: &Toolbox, history: &[JournalEntry]) -> Vec<String> {
+/// Whether the text before a file name introduces it as an example of a
+/// form rather than a file of the task: "(for example notes.md)",
+/// "example: a.txt",
+/// "such as report.md", "例如 a.txt".
+fn is_example(before: &str) -> bool {
+    let before = before.trim_end_matches([' ', '(', ',', ':', '"', '\'', '`', '：', '，', '（']);
+    let lower = before.to_lowercase();
+    [
+        "example",
+        "for instance",
+        "such as",
+        "e.g.",
+        "e.g",
+        "like",
+        "例如",
+        "比如",
+    ]
+    .iter()
+    .any(|cue| lower.ends_with(cue))
+}
+
+/// Of `outputs` (see [`outputs`]), those still missing from `toolbox`'s
+/// workspace, when the run should be told before it finishes: the toolbox
+/// can write files (`write_file`) and no earlier `finish` of this run was
+/// answered with the note.
+pub fn missing_files(
+    outputs: &[String],
+    toolbox: &Toolbox,
+    history: &[JournalEntry],
+) -> Vec<String> {
     let already_told = history.iter().any(|e| e.action == FINISH && e.is_error());
     if already_told || !toolbox.names().contains(&"write_file") {
         return Vec::new();
     }
-    absent_files(goal, toolbox)
+    let Some(workspace) = toolbox.workspace() else {
+        return Vec::new();
+    };
+    outputs
+        .iter()
+        .filter(|name| workspace.resolve(name).is_ok_and(|path| !path.exists()))
+        .cloned()
+        .collect()
 }
 
-/// The files `goal` names that are missing from `toolbox`'s workspace now:
-/// taken before the first round, they are the run's expected outputs (see
-/// [`written_note`]). Empty without a workspace.
-pub fn absent_files(goal: &str, toolbox: &Toolbox) -> Vec<String> {
+/// The files `goal` names that the run is expected to write, taken before
+/// the first round: those missing from `toolbox`'s workspace, leaving out
+/// a name that a file elsewhere in the workspace carries (`settings.ini`
+/// when the file is `conf/settings.ini`: an input the goal placed wrongly,
+/// not an output). Empty without a workspace.
+pub fn outputs(goal: &str, toolbox: &Toolbox) -> Vec<String> {
     let Some(workspace) = toolbox.workspace() else {
         return Vec::new();
     };
     named_files(goal)
         .into_iter()
-        .filter(|name| workspace.resolve(name).is_ok_and(|path| !path.exists()))
+        .filter(|name| {
+            let absent = workspace.resolve(name).is_ok_and(|path| !path.exists());
+            let base = name.rsplit('/').next().unwrap_or(name);
+            absent && !workspace.holds_file_named(base)
+        })
         .collect()
 }
 
@@ -108,6 +149,48 @@ pub fn written_note(outputs: &[String], toolbox: &Toolbox) -> String {
     )
 }
 
+/// Longest `finish` result the closing request offers as a file's content.
+const OFFERED_CONTENT_CHARS: usize = 2000;
+
+/// What the closing request says after `last` when it is a `finish` the
+/// check did not accept while one of `outputs` is missing and the
+/// `finish` gave an answer: the `write_file` reply that saves that answer
+/// there, spelled out. Told in words (the note), the model often finished
+/// again with the same answer (EVALS.md, section 13); it copies a JSON
+/// reply. Empty otherwise.
+pub fn write_offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>) -> String {
+    let Some(last) = last.filter(|e| e.action == FINISH && e.is_error()) else {
+        return String::new();
+    };
+    let Some(workspace) = toolbox.workspace() else {
+        return String::new();
+    };
+    let missing: Vec<&String> = outputs
+        .iter()
+        .filter(|name| workspace.resolve(name).is_ok_and(|path| !path.exists()))
+        .collect();
+    let [file] = missing[..] else {
+        return String::new();
+    };
+    let result = last
+        .args
+        .get("result")
+        .and_then(|r| r.as_str())
+        .unwrap_or_default()
+        .trim();
+    if result.is_empty() || result.chars().count() > OFFERED_CONTENT_CHARS {
+        return String::new();
+    }
+    let reply = serde_json::json!({
+        "thought": format!("{file} must hold the answer"),
+        "action": {"name": "write_file", "args": {"path": file, "content": result}},
+    });
+    format!(
+        "Round {} (finish) was not accepted: `{file}` is not written yet. If your result is what `{file}` should hold, reply {reply}",
+        last.round
+    )
+}
+
 /// The observation of a `finish` that was not accepted because of `missing`.
 pub fn note(missing: &[String]) -> String {
     let names = missing
@@ -115,13 +198,13 @@ pub fn note(missing: &[String]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let (verb, pronoun) = if missing.len() == 1 {
-        ("is", "it")
+    let (verb, subject, object) = if missing.len() == 1 {
+        ("is", "it", "it")
     } else {
-        ("are", "them")
+        ("are", "they", "them")
     };
     format!(
-        "not finished yet: the goal names {names}, which {verb} not in the workspace. If the goal asks you to write {pronoun}, write {pronoun} now (write_file) with the answer, then finish. If {pronoun} should already exist, look for {pronoun} (list_dir)."
+        "not finished yet: the goal names {names}, which {verb} not in the workspace. If the goal asks you to write {object}, write {object} now (write_file) with the answer, then finish. If {subject} should already exist, look for {object} (list_dir)."
     )
 }
 
@@ -157,6 +240,36 @@ mod tests {
         assert!(named_files("List the folder photos/ and say i.e. nothing").is_empty());
     }
 
+    #[test]
+    fn names_given_as_examples_are_not_files_of_the_task() {
+        assert_eq!(
+            named_files("Write just that file's name (for example notes.md) to answer.txt."),
+            vec!["answer.txt"]
+        );
+        assert_eq!(
+            named_files(
+                "Name it like report.md, or such as `summary.md`; e.g. a.txt. Then read b.txt."
+            ),
+            vec!["b.txt"]
+        );
+        assert_eq!(
+            named_files("把文件名（例如 notes.md）写入 answer.txt"),
+            vec!["answer.txt"]
+        );
+    }
+
+    #[test]
+    fn a_named_file_found_elsewhere_in_the_workspace_is_an_input_not_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("conf")).unwrap();
+        std::fs::write(dir.path().join("conf/settings.ini"), "timeout = 45").unwrap();
+        let mut toolbox = Toolbox::new();
+        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        let goal =
+            "Read settings.ini in the workspace root and write the value of timeout to answer.txt.";
+        assert_eq!(outputs(goal, &toolbox), vec!["answer.txt"]);
+    }
+
     fn toolbox(files: &[&str]) -> (tempfile::TempDir, Toolbox) {
         let dir = tempfile::tempdir().unwrap();
         for file in files {
@@ -171,9 +284,11 @@ mod tests {
     fn only_the_names_missing_from_the_workspace_are_reported() {
         let (_dir, toolbox) = toolbox(&["data.csv"]);
         let goal = "Sum data.csv and write the total to answer.txt.";
-        assert_eq!(missing_files(goal, &toolbox, &[]), vec!["answer.txt"]);
+        let expected = outputs(goal, &toolbox);
+        assert_eq!(expected, vec!["answer.txt"]);
+        assert_eq!(missing_files(&expected, &toolbox, &[]), vec!["answer.txt"]);
         let (_dir, written) = self::toolbox(&["data.csv", "answer.txt"]);
-        assert!(missing_files(goal, &written, &[]).is_empty());
+        assert!(missing_files(&expected, &written, &[]).is_empty());
     }
 
     #[test]
@@ -183,21 +298,21 @@ mod tests {
             status: ToolStatus::Error,
             ..JournalEntry::new(3, "done", FINISH, json!({"result": "42"}))
         };
-        assert!(missing_files("write answer.txt", &toolbox, &[told]).is_empty());
+        assert!(missing_files(&["answer.txt".into()], &toolbox, &[told]).is_empty());
     }
 
     #[test]
     fn a_toolbox_that_cannot_write_is_never_told() {
         let (_dir, toolbox) = toolbox(&[]);
         let reader = std::sync::Arc::new(toolbox).subset(&["read_file"]);
-        assert!(missing_files("write answer.txt", &reader, &[]).is_empty());
+        assert!(missing_files(&["answer.txt".into()], &reader, &[]).is_empty());
     }
 
     #[test]
     fn the_written_note_comes_once_every_expected_output_is_there() {
         let (dir, toolbox) = toolbox(&["data.csv"]);
         let goal = "Sum data.csv and write the total to answer.txt and the rows to rows.txt.";
-        let outputs = absent_files(goal, &toolbox);
+        let outputs = outputs(goal, &toolbox);
         assert_eq!(outputs, vec!["answer.txt", "rows.txt"]);
         assert_eq!(written_note(&outputs, &toolbox), "");
         std::fs::write(dir.path().join("answer.txt"), "3").unwrap();
@@ -218,8 +333,36 @@ mod tests {
     #[test]
     fn the_note_names_the_files() {
         let one = note(&["answer.txt".into()]);
-        assert!(one.starts_with("not finished yet: the goal names `answer.txt`, which is not in the workspace. If the goal asks you to write it, write it now"), "{one}");
+        assert_eq!(one, "not finished yet: the goal names `answer.txt`, which is not in the workspace. If the goal asks you to write it, write it now (write_file) with the answer, then finish. If it should already exist, look for it (list_dir).");
         let two = note(&["a.txt".into(), "b.txt".into()]);
         assert!(two.contains("`a.txt`, `b.txt`, which are not"), "{two}");
+        assert!(
+            two.ends_with("If they should already exist, look for them (list_dir)."),
+            "{two}"
+        );
+    }
+
+    #[test]
+    fn after_a_refused_finish_the_write_of_its_result_is_spelled_out() {
+        let (dir, toolbox) = toolbox(&[]);
+        let outputs = vec!["files.txt".to_string()];
+        let refused = |result: &str| JournalEntry {
+            status: ToolStatus::Error,
+            ..JournalEntry::new(4, "", FINISH, json!({"result": result}))
+        };
+        assert_eq!(
+            write_offer(&outputs, &toolbox, Some(&refused("beach.jpg\ncat.png\n"))),
+            r#"Round 4 (finish) was not accepted: `files.txt` is not written yet. If your result is what `files.txt` should hold, reply {"thought":"files.txt must hold the answer","action":{"name":"write_file","args":{"path":"files.txt","content":"beach.jpg\ncat.png"}}}"#
+        );
+        let long = "x".repeat(OFFERED_CONTENT_CHARS + 1);
+        assert_eq!(write_offer(&outputs, &toolbox, Some(&refused(&long))), "");
+        assert_eq!(write_offer(&outputs, &toolbox, Some(&refused(" "))), "");
+        let accepted = JournalEntry::new(4, "", FINISH, json!({"result": "x"}));
+        assert_eq!(write_offer(&outputs, &toolbox, Some(&accepted)), "");
+        assert_eq!(write_offer(&outputs, &toolbox, None), "");
+        let two = vec!["files.txt".to_string(), "b.txt".to_string()];
+        assert_eq!(write_offer(&two, &toolbox, Some(&refused("x"))), "");
+        std::fs::write(dir.path().join("files.txt"), "x").unwrap();
+        assert_eq!(write_offer(&outputs, &toolbox, Some(&refused("x"))), "");
     }
 }

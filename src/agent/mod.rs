@@ -21,6 +21,7 @@ pub mod observe;
 mod outcome;
 pub mod perceive;
 pub mod progress;
+pub mod read_check;
 pub mod reflect;
 pub mod repeat;
 mod run;

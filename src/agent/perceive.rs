@@ -185,9 +185,11 @@ impl RenderedRounds {
 
 /// [`messages`] with the rounds already rendered (`rendered[i]` is
 /// `history[i]`'s), and `written`: when not empty, what the closing request
-/// says after a round that succeeded instead of the usual "do not repeat
-/// it" (the run's output files are all there; see
-/// [`finish_check::written_note`](super::finish_check::written_note)).
+/// says after the last round, in place of the usual "do not repeat it"
+/// after a success (the run's output files are all there, see
+/// [`finish_check::written_note`](super::finish_check::written_note); or a
+/// refused `finish`'s answer to write, see
+/// [`finish_check::write_offer`](super::finish_check::write_offer)).
 pub fn messages_rendered(
     system: &str,
     opening_text: Opening<'_>,
@@ -314,10 +316,14 @@ fn counted_line(entries: &[JournalEntry]) -> String {
 }
 
 /// What the model is asked after `previous` (none: the first round);
-/// `written` (may be empty) replaces the usual advice after a success.
+/// `written` (may be empty) replaces the usual advice after a success, and
+/// follows the round number after a failed round.
 fn next_step(previous: Option<&JournalEntry>, limits: &Limits, written: &str) -> String {
     let round = previous.map_or(1, |e| e.round + 1);
     let mut next = format!("Round {round} of {}.", limits.max_rounds);
+    if previous.is_some_and(|e| e.is_error()) && !written.is_empty() {
+        let _ = write!(next, " {written}");
+    }
     if let Some(last) = previous.filter(|e| !e.is_error() && e.action != UNPARSED) {
         // Small models tend to redo the step that just worked; say it is done.
         if written.is_empty() {

@@ -15,7 +15,8 @@ use super::guard::{self, StopStatus};
 use super::outcome::Ending;
 use super::reflect::{self, Reflection};
 use super::{
-    act, decide, evidence, finish_check, memory, observe, perceive, repeat, survey, Agent,
+    act, decide, evidence, finish_check, memory, observe, perceive, read_check, repeat, survey,
+    Agent,
 };
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
@@ -43,6 +44,9 @@ pub(crate) struct Run<'a> {
     /// The files the goal names that were absent before the first round:
     /// what the run is expected to write (see [`finish_check`]).
     outputs: Vec<String>,
+    /// The files the goal names that were in the workspace before the
+    /// first round: what the run is expected to read (see [`read_check`]).
+    inputs: Vec<String>,
     /// Each journalled round's prompt text, rendered once.
     rendered: perceive::RenderedRounds,
 }
@@ -67,6 +71,7 @@ impl<'a> Run<'a> {
             notes: String::new(),
             workspace: String::new(),
             outputs: Vec::new(),
+            inputs: Vec::new(),
             rendered: perceive::RenderedRounds::default(),
         }
     }
@@ -92,8 +97,11 @@ impl<'a> Run<'a> {
     /// cut short shows nothing, and the first round then ends the run.
     pub(crate) async fn survey(&mut self) {
         let limits = &self.agent.limits;
-        if limits.finish_check {
-            self.outputs = finish_check::absent_files(self.named_in(), &self.agent.toolbox);
+        if limits.finish_check || limits.read_check {
+            self.outputs = finish_check::outputs(self.named_in(), &self.agent.toolbox);
+        }
+        if limits.read_check {
+            self.inputs = read_check::inputs(self.named_in(), &self.agent.toolbox, &self.outputs);
         }
         if !limits.workspace_listing {
             return;
@@ -101,6 +109,15 @@ impl<'a> Run<'a> {
         let first_round = self.journal.entries().len() as u32 + 1;
         let listed = survey::workspace_block(&self.agent.toolbox, first_round);
         self.workspace = self.bounded(listed).await.unwrap_or_default();
+    }
+
+    /// The goal's inputs that no call has read yet, when `decision` writes
+    /// a file and the read check applies (see [`read_check`]).
+    fn unread(&self, decision: &Decision) -> Vec<String> {
+        if !self.agent.limits.read_check {
+            return Vec::new();
+        }
+        read_check::unread(&self.inputs, decision, self.journal.entries())
     }
 
     /// The text whose file names the finish check reads.
@@ -154,12 +171,16 @@ impl<'a> Run<'a> {
             .ok()
             .and_then(|decision| self.check_evidence(round, decision))
             .map(|why| format!("flagged: {why}"));
+        let unread = match &decided.decision {
+            Ok(decision) => self.unread(decision),
+            Err(_) => Vec::new(),
+        };
         let mut finished = None;
         let entry = match (decided.decision, refused) {
             (Ok(decision), _) if decision.is_finish() => {
                 let missing = if limits.finish_check {
                     finish_check::missing_files(
-                        self.named_in(),
+                        &self.outputs,
                         &self.agent.toolbox,
                         self.journal.entries(),
                     )
@@ -181,6 +202,11 @@ impl<'a> Run<'a> {
                 repeat_of: Some(earlier),
                 ..entry_for(round, &decision, &refusal, limits)
             },
+            (Ok(decision), None) if !unread.is_empty() => {
+                let target = decision.action.args.get("path").and_then(|p| p.as_str());
+                let note = read_check::note(&unread, target.unwrap_or("the file"));
+                entry_for(round, &decision, &ToolResult::error(note), limits)
+            }
             (Ok(decision), None) => {
                 let acted = act::act(&self.agent.toolbox, &decision.action);
                 let (result, took) = match Box::pin(self.bounded(acted)).await {
@@ -232,10 +258,19 @@ impl<'a> Run<'a> {
             goal: self.goal,
             workspace: &self.workspace,
         };
-        let written = if self.agent.limits.finish_check {
-            finish_check::written_note(&self.outputs, &self.agent.toolbox)
-        } else {
+        let last = history.last();
+        let toolbox = &self.agent.toolbox;
+        let limits = &self.agent.limits;
+        let steer = if !limits.finish_check {
             String::new()
+        } else if last.is_some_and(JournalEntry::is_error) {
+            if limits.write_offer {
+                finish_check::write_offer(&self.outputs, toolbox, last)
+            } else {
+                String::new()
+            }
+        } else {
+            finish_check::written_note(&self.outputs, toolbox)
         };
         perceive::messages_rendered(
             &self.system,
@@ -244,7 +279,7 @@ impl<'a> Run<'a> {
             rendered,
             &self.reflections,
             &self.agent.limits,
-            &written,
+            &steer,
         )
     }
 

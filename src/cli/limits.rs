@@ -50,6 +50,16 @@ pub struct LimitArgs {
     /// is answered with a note, once; see EVALS.md, section 12).
     #[arg(long)]
     pub no_finish_check: bool,
+    /// Answer a run's first `write_file` with a note, once, instead of
+    /// carrying it out while no call has read the files the goal names as
+    /// its inputs (off by default; see EVALS.md, section 13).
+    #[arg(long)]
+    pub read_check: bool,
+    /// After a `finish` refused because the goal's file is missing, spell
+    /// out in the next request the `write_file` reply that saves that
+    /// answer there (off by default; see EVALS.md, section 13).
+    #[arg(long)]
+    pub write_offer: bool,
 }
 
 impl LimitArgs {
@@ -65,6 +75,8 @@ impl LimitArgs {
             history: self.history,
             workspace_listing: !self.no_workspace_listing,
             finish_check: !self.no_finish_check,
+            read_check: self.read_check,
+            write_offer: self.write_offer,
             ..Limits::default()
         }
     }

@@ -121,6 +121,12 @@ pub struct ModelArgs {
     /// what prefix reuse saves).
     #[arg(long)]
     pub no_prefix_cache: bool,
+    /// Make the llama.cpp engine choose every token of a decision itself
+    /// instead of feeding the decision's fixed text (keys, punctuation,
+    /// closing braces) in one batch (to measure what jump-forward saves;
+    /// see BENCHMARKS.md).
+    #[arg(long)]
+    pub no_jump_forward: bool,
 }
 
 impl ModelArgs {
@@ -236,6 +242,7 @@ impl ModelArgs {
         }
         config.context_size = self.context_size.max(256);
         config.grammar = !self.no_grammar;
+        config.jump_forward = !self.no_jump_forward;
         if self.no_prefix_cache {
             config.cached_conversations = 0;
         }

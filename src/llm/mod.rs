@@ -6,6 +6,7 @@
 //! replays fixed answers for tests and offline demos.
 
 mod error;
+pub mod jump_forward;
 pub mod kept_prompt;
 #[cfg(feature = "local-llm")]
 pub mod local;

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Workspace;
 
@@ -32,6 +32,42 @@ impl Workspace {
     /// the root first. Unreadable folders and entries are skipped.
     pub fn listing(&self, max_entries: usize) -> Listing {
         let mut listing = Listing::default();
+        self.walk(|path, metadata| {
+            if listing.entries.len() >= max_entries {
+                listing.more += 1;
+                return false;
+            }
+            let shown = path.to_string_lossy().into_owned();
+            match metadata {
+                Some(m) if m.is_dir() => listing.entries.push(format!("{shown}/")),
+                Some(m) => listing.entries.push(format!("{shown} ({} bytes)", m.len())),
+                None => listing.entries.push(shown),
+            }
+            true
+        });
+        listing.entries.sort();
+        listing
+    }
+
+    /// Whether a file called `name` (a base name, such as `settings.ini`)
+    /// is anywhere in the tree, within the same bounded walk as
+    /// [`listing`](Self::listing).
+    pub fn holds_file_named(&self, name: &str) -> bool {
+        let mut found = false;
+        self.walk(|path, metadata| {
+            found |= metadata.is_some_and(|m| m.is_file())
+                && path.file_name().is_some_and(|n| n == name);
+            !found
+        });
+        found
+    }
+
+    /// Visits the tree breadth first, each folder's entries in name order,
+    /// with each entry's path relative to the root and its metadata; a
+    /// folder is walked into when `visit` returns true for it and it is not
+    /// hidden. Hermes's own folder is skipped; at most [`MAX_VISITED`]
+    /// entries are visited.
+    fn walk(&self, mut visit: impl FnMut(&Path, Option<&fs::Metadata>) -> bool) {
         let mut folders = VecDeque::from([PathBuf::new()]);
         let mut visited = 0;
         while let Some(folder) = folders.pop_front() {
@@ -46,30 +82,19 @@ impl Workspace {
                     continue;
                 }
                 visited += 1;
-                if listing.entries.len() >= max_entries {
-                    listing.more += 1;
-                    continue;
-                }
-                let name = entry.file_name().to_string_lossy().into_owned();
+                let name = entry.file_name();
                 let path = folder.join(&name);
-                let shown = path.to_string_lossy().into_owned();
-                match entry.metadata() {
-                    Ok(m) if m.is_dir() => {
-                        listing.entries.push(format!("{shown}/"));
-                        if !name.starts_with('.') {
-                            folders.push_back(path);
-                        }
-                    }
-                    Ok(m) => listing.entries.push(format!("{shown} ({} bytes)", m.len())),
-                    Err(_) => listing.entries.push(shown),
+                let metadata = entry.metadata().ok();
+                let descend = visit(&path, metadata.as_ref());
+                let hidden = name.to_string_lossy().starts_with('.');
+                if descend && !hidden && metadata.is_some_and(|m| m.is_dir()) {
+                    folders.push_back(path);
                 }
             }
             if visited >= MAX_VISITED {
                 break;
             }
         }
-        listing.entries.sort();
-        listing
     }
 }
 
@@ -134,6 +159,15 @@ mod tests {
             ("readme.md", "r"),
         ]);
         assert_eq!(ws.listing(40).entries, vec![".git/", "readme.md (1 bytes)"]);
+    }
+
+    #[test]
+    fn a_file_is_found_by_its_name_at_any_depth() {
+        let (_dir, ws) = tree(&[("conf/settings.ini", "x"), ("README.txt", "r")]);
+        assert!(ws.holds_file_named("settings.ini"));
+        assert!(ws.holds_file_named("README.txt"));
+        assert!(!ws.holds_file_named("conf"));
+        assert!(!ws.holds_file_named("answer.txt"));
     }
 
     #[test]

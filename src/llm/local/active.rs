@@ -1,16 +1,17 @@
 //! One request in the engine's hands: its sequence, the prompt still to
 //! read, the tokens it generated, and its sampler. Each engine step it puts
 //! its next piece into the shared batch (a prompt chunk, or the token it
-//! chose last) and, once the batch is evaluated, chooses its next token
-//! from its row of logits.
+//! chose last, with the decision's fixed text after it) and, once the
+//! batch is evaluated, chooses its next token from its row of logits.
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
-use super::decode::{fail, Sampler, PROMPT_CHUNK};
+use super::decode::{fail, Sampler, FORCED_MAX, PROMPT_CHUNK};
 use super::engine::Job;
+use crate::llm::jump_forward::Template;
 use crate::llm::{ChatResponse, LlmError, Usage};
 
 /// A request being answered on sequence `seq`.
@@ -26,8 +27,12 @@ pub(super) struct Active {
     sampler: Sampler,
     output: Vec<u8>,
     generated: u64,
-    /// The token chosen last, to be evaluated in the next step.
-    pending: Option<LlamaToken>,
+    /// The token chosen last and the fixed text fed after it, to be
+    /// evaluated in the next step.
+    pending: Vec<LlamaToken>,
+    /// The decision's fixed text, when the request is a decision decoded
+    /// under its grammar (see [`crate::llm::jump_forward`]).
+    template: Option<Template>,
     /// This request's row of logits in the batch just built.
     row: Option<i32>,
 }
@@ -51,9 +56,16 @@ impl Active {
             sampler,
             output: Vec::new(),
             generated: 0,
-            pending: None,
+            pending: Vec::new(),
+            template: None,
             row: None,
         }
+    }
+
+    /// This request with the decision template it is fed fixed text from.
+    pub fn with_template(mut self, template: Option<Template>) -> Self {
+        self.template = template;
+        self
     }
 
     /// Adds this request's next piece to `batch`: the prompt up to the next
@@ -74,13 +86,16 @@ impl Active {
                 }
             }
             self.evaluated = end;
-        } else if let Some(token) = self.pending.take() {
-            batch
-                .add(token, self.tokens.len() as i32, &[seq], true)
-                .map_err(|e| fail("batch", &e))?;
+        } else if !self.pending.is_empty() {
+            let count = self.pending.len();
+            for (i, token) in self.pending.drain(..).enumerate() {
+                batch
+                    .add(token, self.tokens.len() as i32, &[seq], i + 1 == count)
+                    .map_err(|e| fail("batch", &e))?;
+                self.tokens.push(token);
+            }
             self.row = Some(batch.n_tokens() - 1);
-            self.tokens.push(token);
-            self.evaluated += 1;
+            self.evaluated += count;
         }
         Ok(())
     }
@@ -105,8 +120,40 @@ impl Active {
             // Evaluating it would only cost a step nobody reads.
             return Some(self.answer("length"));
         }
-        self.pending = Some(token);
+        self.pending.push(token);
+        if self.feed_fixed_text(model) {
+            // The decision is complete: nothing left to evaluate.
+            return Some(self.answer("stop"));
+        }
         None
+    }
+
+    /// Queues the fixed text that must follow the output so far (at most
+    /// [`FORCED_MAX`] tokens, each taken only if the grammar allows it) to
+    /// be evaluated with the chosen token; whether the decision is complete
+    /// with it.
+    fn feed_fixed_text(&mut self, model: &LlamaModel) -> bool {
+        let Some(template) = &self.template else {
+            return false;
+        };
+        let Some(forced) = template.forced(&String::from_utf8_lossy(&self.output)) else {
+            return false;
+        };
+        let tokens = model.vocab().tokenize(forced.text.as_bytes(), false, false);
+        let max_tokens = u64::from(self.job.request.max_tokens);
+        let mut all = tokens.len() <= FORCED_MAX;
+        tracing::trace!(text = %forced.text, tokens = tokens.len(), "fixed text fed ahead");
+        for token in tokens.into_iter().take(FORCED_MAX) {
+            if self.generated >= max_tokens || !self.sampler.force(token) {
+                all = false;
+                break;
+            }
+            self.generated += 1;
+            self.output
+                .extend(model.vocab().token_to_piece(token, false, None));
+            self.pending.push(token);
+        }
+        all && forced.complete
     }
 
     /// Whether this request read more than half of its prompt itself

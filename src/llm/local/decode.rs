@@ -24,6 +24,16 @@ use crate::llm::{ChatRequest, LlmError};
 /// rounds of `tests/local_llm.rs`'s five-step task; with 64 they agree.
 pub(super) const PROMPT_CHUNK: usize = 64;
 
+/// Most fixed tokens a request feeds ahead in one step (see
+/// [`crate::llm::jump_forward`]); the rest follows in the next step.
+pub(super) const FORCED_MAX: usize = 32;
+
+/// Tokens one step's batch may hold: a prompt chunk or a chosen token with
+/// the fixed text after it, for each of `sequences` requests.
+pub(super) fn batch_capacity(sequences: usize) -> usize {
+    (PROMPT_CHUNK + FORCED_MAX) * sequences
+}
+
 pub(super) fn fail(what: &str, e: &dyn std::fmt::Display) -> LlmError {
     LlmError::Other(format!("local model: {what}: {e}"))
 }
@@ -41,7 +51,7 @@ pub(super) fn new_context<'m>(
         .with_n_ctx(NonZeroU32::new(config.context_size * sequences as u32))
         .with_n_seq_max(sequences as u32)
         .with_kv_unified(false)
-        .with_n_batch((PROMPT_CHUNK * sequences) as u32)
+        .with_n_batch(batch_capacity(sequences) as u32)
         .with_n_threads(threads)
         .with_n_threads_batch(threads);
     model
@@ -143,14 +153,7 @@ impl Sampler {
         candidates.apply_sampler(&mut self.chain);
         let mut token = candidates.selected_token();
         if let (Some(grammar), Some(chosen)) = (self.grammar.as_mut(), token) {
-            let mut single =
-                LlamaTokenDataArray::new(vec![LlamaTokenData::new(chosen, 1.0, 0.0)], false);
-            single.apply_sampler(grammar);
-            if single
-                .data
-                .first()
-                .is_none_or(|t| t.logit() == f32::NEG_INFINITY)
-            {
+            if !allows(grammar, chosen) {
                 let mut allowed = ctx.token_data_array_ith(index);
                 allowed.apply_sampler(grammar);
                 allowed.apply_sampler(&mut self.chain);
@@ -166,4 +169,34 @@ impl Sampler {
         self.chain.accept(token);
         token
     }
+
+    /// Whether this request decodes under a grammar (and so may be fed
+    /// the decision's fixed text, see [`crate::llm::jump_forward`]).
+    pub(super) fn constrained(&self) -> bool {
+        self.grammar.is_some()
+    }
+
+    /// Takes `token` as chosen without sampling it (fixed text fed ahead),
+    /// when the grammar allows it; false, and nothing taken, otherwise.
+    pub(super) fn force(&mut self, token: LlamaToken) -> bool {
+        let Some(grammar) = self.grammar.as_mut() else {
+            return false;
+        };
+        if !allows(grammar, token) {
+            return false;
+        }
+        grammar.accept(token);
+        self.chain.accept(token);
+        true
+    }
+}
+
+/// Whether `grammar`, in its present state, allows `token` next.
+fn allows(grammar: &mut LlamaSampler, token: LlamaToken) -> bool {
+    let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+    single.apply_sampler(grammar);
+    single
+        .data
+        .first()
+        .is_some_and(|t| t.logit() != f32::NEG_INFINITY)
 }

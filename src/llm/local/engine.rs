@@ -22,10 +22,11 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::oneshot;
 
 use super::active::Active;
-use super::decode::{self, fail, Sampler, PROMPT_CHUNK};
+use super::decode::{self, fail, Sampler};
 use super::kept::KeptPrompt;
 use super::slots::Slots;
 use super::{Generating, LocalConfig};
+use crate::llm::jump_forward::Template;
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
 
 /// Conversations kept alive in the context at most (each reserves
@@ -88,7 +89,7 @@ pub(super) fn run(
         ctx,
         slots: Slots::new(sequences, config.cached_conversations > 0),
         config: &config,
-        batch: LlamaBatch::new(PROMPT_CHUNK * sequences, 1),
+        batch: LlamaBatch::new(decode::batch_capacity(sequences), 1),
         kept,
         first_answer: true,
     };
@@ -169,6 +170,12 @@ impl Engine<'_> {
         let started =
             decode::prompt_tokens(self.model, self.config, &job.request).and_then(|tokens| {
                 let sampler = Sampler::new(self.model, self.config, &job.request)?;
+                let template = job
+                    .request
+                    .schema
+                    .as_deref()
+                    .filter(|_| sampler.constrained() && self.config.jump_forward)
+                    .and_then(Template::from_schema);
                 let pick = self
                     .slots
                     .pick(&tokens, &busy)
@@ -180,11 +187,12 @@ impl Engine<'_> {
                     self.forget(pick.seq);
                     return Err(fail("cache", &e));
                 }
-                Ok((pick, tokens, sampler))
+                Ok((pick, tokens, sampler, template))
             });
         match started {
-            Ok((pick, tokens, sampler)) => {
-                active.push(Active::new(job, pick.seq, tokens, pick.reused, sampler));
+            Ok((pick, tokens, sampler, template)) => {
+                let active_request = Active::new(job, pick.seq, tokens, pick.reused, sampler);
+                active.push(active_request.with_template(template));
             }
             Err(e) => {
                 let _ = job.reply.send(Err(e));

@@ -69,11 +69,16 @@ pub struct LocalConfig {
     /// system prompt already read (`None`: nothing is kept; see
     /// `kept.rs`). Unused when `cached_conversations` is 0.
     pub kept_prompts: Option<PathBuf>,
+    /// Feed a decision's fixed text (keys, punctuation, the chosen tool's
+    /// required argument names, closing braces) in one batch instead of
+    /// choosing it token by token, when the grammar is on (see
+    /// [`crate::llm::jump_forward`]).
+    pub jump_forward: bool,
 }
 
 impl LocalConfig {
     /// Defaults for `model_path`: physical cores, 4096-token context, grammar
-    /// on, prefix reuse on.
+    /// on, prefix reuse on, jump-forward on.
     pub fn new(model_path: impl Into<PathBuf>) -> Self {
         Self {
             model_path: model_path.into(),
@@ -83,6 +88,7 @@ impl LocalConfig {
             seed: 42,
             cached_conversations: DEFAULT_CACHED_CONVERSATIONS,
             kept_prompts: None,
+            jump_forward: true,
         }
     }
 }

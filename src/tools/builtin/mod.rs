@@ -2,6 +2,7 @@
 
 mod http_fetch;
 mod list_dir;
+mod python_compound;
 mod python_newlines;
 mod read_file;
 mod run_code;
@@ -12,7 +13,7 @@ pub use http_fetch::{is_private, HttpFetch, HttpFetchConfig};
 pub use list_dir::ListDir;
 pub use python_newlines::escape_newlines_in_strings;
 pub use read_file::ReadFile;
-pub use run_code::{RunCode, BRACE_NOTE, REPAIR_NOTE};
+pub use run_code::{RunCode, BRACE_NOTE, COMPOUND_NOTE, REPAIR_NOTE};
 pub use web_search::{SearchConfigError, SearchProvider, WebSearch};
 pub use write_file::WriteFile;
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
+use super::python_compound::{has_inline_body, split_compound_lines, STATEMENT_SPLITTER};
 use super::python_newlines::escape_newlines_in_strings;
 use crate::tools::sandbox::{self, SandboxConfig};
 use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec};
@@ -16,11 +17,18 @@ pub const MIN_CODE_TIMEOUT: Duration = Duration::from_millis(100);
 /// Longest run the model may ask for.
 pub const MAX_CODE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How long the statement splitter may take (it compiles, never runs).
+const SPLITTER_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Said in the result when line breaks inside string literals were escaped.
 pub const REPAIR_NOTE: &str = r"line breaks inside one-line string literals were run as \n (write \\n in JSON for a \n in the code)";
 
 /// Said in the result when a stray `}` at the end of the code was left out.
 pub const BRACE_NOTE: &str = "the '}' at the end of the code was unmatched and was left out (it belongs to the JSON around the code, not to the code)";
+
+/// Said in the result when compound statements written on one line were
+/// put on lines of their own.
+pub const COMPOUND_NOTE: &str = "statements written on one line were put on lines of their own, with the body of each for/if/with indented below it (Python reads one statement per line)";
 
 /// Runs code in the sandbox described by its config.
 pub struct RunCode {
@@ -62,7 +70,10 @@ impl Tool for RunCode {
             .param(ParamSpec::new("language", ParamKind::String, "the interpreter").required().one_of(["python", "bash"]))
             .param(ParamSpec::new("code", ParamKind::String, "the program text").required())
             .param(ParamSpec::new("timeout_secs", ParamKind::Number, "wall-clock limit in seconds (fractions allowed)"))
-            .example(json!({"language": "python", "code": "import csv\nrows = list(csv.reader(open('data.csv')))\nprint(len(rows))"}))
+            // The example reads a CSV by its header: `csv.reader` counted the
+            // header as a row and picked columns by guessed positions
+            // (EVALS.md, section 13).
+            .example(json!({"language": "python", "code": "import csv\nrows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), rows[0] if rows else 'no data rows')"}))
             .timeout(MAX_CODE_TIMEOUT + Duration::from_secs(10))
     }
 
@@ -106,6 +117,22 @@ impl Tool for RunCode {
             if let Some(trimmed) = without_trailing_braces(&code) {
                 output = self.execute(interpreter, &trimmed, timeout).await?;
                 notes.push(BRACE_NOTE);
+                code = trimmed;
+            }
+        }
+        // Statements on one line (`for …: if …: …`, `x = f() print(x)`):
+        // Python refuses them, and the program split into lines is run
+        // instead.
+        if language == "python" && output.stderr.contains("SyntaxError") {
+            if let Some(split) = self.one_statement_per_line(&code).await {
+                let rerun = self.execute(interpreter, &split, timeout).await?;
+                // A split that Python still cannot read is not kept: the
+                // model sees its own program's error, with the hint below.
+                if !rerun.stderr.contains("SyntaxError") {
+                    output = rerun;
+                    notes.push(COMPOUND_NOTE);
+                    code = split;
+                }
             }
         }
         let mut data = serde_json::to_value(&output).unwrap_or(Value::Null);
@@ -147,6 +174,11 @@ impl Tool for RunCode {
             format!(
                 "; `{name}` is not defined: every run_code call is a new program, so nothing from an earlier round exists in it as a variable; read the files it needs inside the code"
             )
+        } else if language == "python"
+            && output.stderr.contains("SyntaxError")
+            && has_inline_body(&code)
+        {
+            "; Python reads one statement per line: put each statement on a line of its own (\\n between them in the JSON string), with the body of a for/if/with on the lines below it, indented".to_string()
         } else {
             "; see stderr".to_string()
         };
@@ -161,6 +193,21 @@ impl Tool for RunCode {
 }
 
 impl RunCode {
+    /// `code` with its statements on lines of their own, when that changes
+    /// it (see `python_compound`): bodies moved under their headers here,
+    /// then lines broken where Python's parser, in the sandbox, says a
+    /// statement begins.
+    async fn one_statement_per_line(&self, code: &str) -> Option<String> {
+        let moved = split_compound_lines(code);
+        let base = moved.as_deref().unwrap_or(code);
+        let splitter = ["/usr/bin/python3", "-c", STATEMENT_SPLITTER];
+        let split = match self.execute(&splitter, base, SPLITTER_TIMEOUT).await {
+            Ok(out) if out.exit_code == Some(0) && !out.stdout.is_empty() => Some(out.stdout),
+            _ => None,
+        };
+        split.or(moved)
+    }
+
     /// Runs `code` with `interpreter` in the sandbox.
     async fn execute(
         &self,

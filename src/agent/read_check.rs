@@ -1,0 +1,208 @@
+//! **Read check**: a `write_file` made before any call looked at the files
+//! the goal names as its inputs is answered, once, with a note instead of
+//! being carried out.
+//!
+//! Asked to "find the lowest temperature in temperatures.csv and write it
+//! to answer.txt", a small model often writes a number in round 1 that it
+//! never read (`-10.0`, `12345`; EVALS.md, sections 12 and 13), and the
+//! written note then invites it to finish. The loop sees that without a
+//! model call: the goal names `temperatures.csv`, the file is in the
+//! workspace, and no call of the run has mentioned it. The note says which
+//! file to read first. A second such write is carried out, so a goal whose
+//! answer does not come from its input still gets written, one round later.
+
+use serde_json::Value;
+
+use super::finish_check::named_files;
+use crate::decision::Decision;
+use crate::journal::JournalEntry;
+use crate::tools::Toolbox;
+
+/// The tool whose calls are checked.
+const WRITE: &str = "write_file";
+
+/// How every note of this check begins (how a run knows it was told).
+const MARK: &str = "not written yet:";
+
+/// The files `goal` names that are in `toolbox`'s workspace before the
+/// first round, at the named path or under the same name elsewhere: what
+/// the run is expected to read. `outputs` (see
+/// [`finish_check::outputs`](super::finish_check::outputs)) are left out.
+pub fn inputs(goal: &str, toolbox: &Toolbox, outputs: &[String]) -> Vec<String> {
+    let Some(workspace) = toolbox.workspace() else {
+        return Vec::new();
+    };
+    named_files(goal)
+        .into_iter()
+        .filter(|name| !outputs.contains(name))
+        .filter(|name| {
+            workspace.resolve(name).is_ok_and(|path| path.is_file())
+                || workspace.holds_file_named(base_name(name))
+        })
+        .collect()
+}
+
+/// Of `inputs`, those no call in `history` has looked at, when `decision`
+/// writes another file and the run has not been told before; empty when
+/// the write may go ahead. A call looked at a file when it succeeded and
+/// its arguments name the file (a `read_file` path, a `run_code` program
+/// that opens it).
+pub fn unread(inputs: &[String], decision: &Decision, history: &[JournalEntry]) -> Vec<String> {
+    if decision.action.name != WRITE || inputs.is_empty() {
+        return Vec::new();
+    }
+    let already_told = history
+        .iter()
+        .any(|e| e.action == WRITE && e.is_error() && e.observation.contains(MARK));
+    if already_told {
+        return Vec::new();
+    }
+    let target = decision.action.args.get("path").and_then(Value::as_str);
+    let writes_an_input = target.is_some_and(|path| {
+        let path = path.trim_start_matches("./");
+        inputs
+            .iter()
+            .any(|input| input == path || base_name(input) == base_name(path))
+    });
+    if writes_an_input {
+        return Vec::new();
+    }
+    let looked_at: Vec<String> = history
+        .iter()
+        .filter(|e| !e.is_error() && e.action != WRITE)
+        .map(|e| e.args.to_string())
+        .collect();
+    inputs
+        .iter()
+        .filter(|input| {
+            let base = base_name(input);
+            !looked_at.iter().any(|args| args.contains(base))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The observation of a write that was not carried out because `unread`
+/// were not looked at; `target` is the file it would have written.
+pub fn note(unread: &[String], target: &str) -> String {
+    let names = unread
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (pronoun, verb) = if unread.len() == 1 {
+        ("it", "has")
+    } else {
+        ("them", "have")
+    };
+    format!(
+        "{MARK} the goal's answer comes from {names}, which no call of this run {verb} read, so what you wrote would be a guess. Read {pronoun} first (read_file, or run_code to compute the answer from {pronoun}), then write `{target}` with what {pronoun} shows."
+    )
+}
+
+/// The last part of a workspace path.
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::decision::Action;
+    use crate::tools::builtin::register_file_tools;
+    use crate::tools::{ToolStatus, Workspace};
+
+    fn toolbox(files: &[&str]) -> (tempfile::TempDir, Toolbox) {
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let mut toolbox = Toolbox::new();
+        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        (dir, toolbox)
+    }
+
+    fn decision(name: &str, args: Value) -> Decision {
+        Decision {
+            thought: String::new(),
+            action: Action {
+                name: name.into(),
+                args,
+            },
+            result: None,
+            repaired: false,
+        }
+    }
+
+    fn done(round: u32, action: &str, args: Value, status: ToolStatus) -> JournalEntry {
+        JournalEntry {
+            status,
+            ..JournalEntry::new(round, "", action, args)
+        }
+    }
+
+    const GOAL: &str =
+        "Find the lowest temperature in temperatures.csv. Write just that number to answer.txt.";
+
+    #[test]
+    fn the_inputs_are_the_named_files_that_exist() {
+        let (_dir, toolbox) = toolbox(&["temperatures.csv", "conf/settings.ini"]);
+        assert_eq!(
+            inputs(GOAL, &toolbox, &["answer.txt".into()]),
+            vec!["temperatures.csv"]
+        );
+        let misplaced = "Read settings.ini and write the timeout to answer.txt.";
+        assert_eq!(inputs(misplaced, &toolbox, &[]), vec!["settings.ini"]);
+    }
+
+    #[test]
+    fn a_write_before_the_input_was_read_is_refused_once() {
+        let inputs = vec!["temperatures.csv".to_string()];
+        let write = decision(WRITE, json!({"path": "answer.txt", "content": "-10"}));
+        assert_eq!(unread(&inputs, &write, &[]), inputs);
+        let listed = done(1, "list_dir", json!({"path": "."}), ToolStatus::Ok);
+        assert_eq!(unread(&inputs, &write, &[listed]), inputs);
+        let note = note(&inputs, "answer.txt");
+        assert!(note.starts_with("not written yet: the goal's answer comes from `temperatures.csv`, which no call of this run has read"), "{note}");
+        let told = JournalEntry {
+            observation: format!("{{\"status\":\"error\",\"error\":\"{note}\"}}"),
+            ..done(1, WRITE, json!({"path": "answer.txt"}), ToolStatus::Error)
+        };
+        assert!(unread(&inputs, &write, &[told]).is_empty());
+    }
+
+    #[test]
+    fn a_write_after_a_call_that_named_the_input_goes_ahead() {
+        let inputs = vec!["data/temperatures.csv".to_string()];
+        let write = decision(WRITE, json!({"path": "answer.txt", "content": "-7"}));
+        let read = done(
+            1,
+            "read_file",
+            json!({"path": "data/temperatures.csv"}),
+            ToolStatus::Ok,
+        );
+        assert!(unread(&inputs, &write, &[read]).is_empty());
+        let code =
+            json!({"language": "python", "code": "print(min(open('data/temperatures.csv')))"});
+        let ran = done(1, "run_code", code.clone(), ToolStatus::Ok);
+        assert!(unread(&inputs, &write, &[ran]).is_empty());
+        // A call that failed saw nothing.
+        let failed = done(1, "run_code", code, ToolStatus::Error);
+        assert_eq!(unread(&inputs, &write, &[failed]), inputs);
+    }
+
+    #[test]
+    fn writing_an_input_itself_or_calling_another_tool_is_not_checked() {
+        let inputs = vec!["notes.txt".to_string()];
+        let rewrite = decision(WRITE, json!({"path": "./notes.txt", "content": "x"}));
+        assert!(unread(&inputs, &rewrite, &[]).is_empty());
+        let read = decision("read_file", json!({"path": "other.txt"}));
+        assert!(unread(&inputs, &read, &[]).is_empty());
+        let write = decision(WRITE, json!({"path": "answer.txt", "content": "x"}));
+        assert!(unread(&[], &write, &[]).is_empty());
+    }
+}
