@@ -42,6 +42,8 @@
 //! The model is `HERMES_MODEL_PATH` or the cached 1.5B model
 //! (`hermes model pull 1.5b`). Figures are printed, never checked.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -215,19 +217,9 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let path = std::env::var("HERMES_MODEL_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
-        });
-    if !path.is_file() {
-        println!(
-            "skipped: no model at {} (hermes model pull 1.5b, or set HERMES_MODEL_PATH)",
-            path.display()
-        );
+    let Some(path) = common::model_path("HERMES_MODEL_PATH") else {
         return;
-    }
+    };
     println!("model {} · task: {TASK}", path.display());
     let passes = std::env::var("HERMES_BENCH_PASSES")
         .ok()

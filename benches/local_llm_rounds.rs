@@ -18,8 +18,9 @@
 //! The model is `HERMES_MODEL_PATH` or the cached 1.5B model (`hermes model
 //! pull 1.5b`). Figures are printed, never checked.
 
+mod common;
+
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -80,19 +81,9 @@ fn finish() -> String {
 
 #[tokio::main]
 async fn main() {
-    let path = std::env::var("HERMES_MODEL_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
-        });
-    if !path.is_file() {
-        println!(
-            "no model at {}: run `hermes model pull 1.5b` or set HERMES_MODEL_PATH",
-            path.display()
-        );
+    let Some(path) = common::model_path("HERMES_MODEL_PATH") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().expect("temp dir");
     let mut decisions: VecDeque<String> = VecDeque::new();
     for i in 1..ROUNDS {

@@ -13,7 +13,8 @@
 //! `max_tokens` 1; decode speed = the extra tokens over the extra time a
 //! request with `max_tokens` N takes. Figures are printed, never checked.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use hermes::llm::native::{NativeConfig, NativeLlm};
@@ -86,19 +87,9 @@ async fn measure(llm: &NativeLlm, questions: &[&str]) -> Figures {
 
 #[tokio::main]
 async fn main() {
-    let path = std::env::var("HERMES_TEST_MODEL_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/hermes/models/qwen2.5-coder-1.5b-instruct.gguf")
-        });
-    if !path.is_file() {
-        eprintln!(
-            "skipped: no model at {} (hermes model pull 1.5b)",
-            path.display()
-        );
+    let Some(path) = common::model_path("HERMES_TEST_MODEL_PATH") else {
         return;
-    }
+    };
     let config = NativeConfig::new(&path);
     let started = Instant::now();
     let llm = NativeLlm::load(config).expect("load");
