@@ -63,9 +63,10 @@ pub struct Limits {
     /// carrying it out while no call has read the files the goal names as
     /// its inputs (see `agent::read_check`).
     pub read_check: bool,
-    /// After a `finish` the finish check refused, spell out in the next
-    /// request the `write_file` reply that saves that `finish`'s answer to
-    /// the missing file (see `agent::finish_check::write_offer`).
+    /// When a `run_code` printed a value, or the finish check refused a
+    /// `finish` whose result is a value, and one file the goal names is
+    /// missing, spell out in the next request the `write_file` reply that
+    /// saves the value there (see `agent::write_offer`).
     pub write_offer: bool,
 }
 
@@ -93,12 +94,14 @@ impl Default for Limits {
             // On: see EVALS.md, section 12.
             workspace_listing: true,
             finish_check: true,
-            // Off: it fired in 4 of 48 runs of section 13's pass and
-            // turned none of them into a pass (EVALS.md, section 13).
-            read_check: false,
-            // Off: the model copies the offered reply whatever the answer
-            // was, a wrong sentence included (EVALS.md, section 13).
-            write_offer: false,
+            // On: with the write offer, the runs it stops from writing a
+            // guess go on to read, compute and write the value (EVALS.md,
+            // section 14; alone, in section 13, it turned none into a pass).
+            read_check: true,
+            // On: offered only for values, the model copies the reply and
+            // writes the file (EVALS.md, section 14; offered for any answer,
+            // in section 13, it copied sentences too).
+            write_offer: true,
         }
     }
 }

@@ -581,12 +581,15 @@ async fn shipped_script_solves_every_shipped_task_and_seeded_faults_give_a_fixed
 
     // CI runs this with `--min-success` at this rate: a change here means
     // the runtime recovers differently, and CI's floor needs a look too.
+    // (0.75 until the read check was on by default: it refuses empty-csv's
+    // write after the read hit a fault, and a script cannot read again;
+    // EVALS.md, section 1.)
     let faults = ["--faults", "tool_error=0.2,llm_non_json=0.2", "--seed", "7"];
     let a = eval_shipped(&faults).await;
     let b = eval_shipped(&faults).await;
     assert_eq!(
         a["summary"]["success_rate"],
-        json!(0.75),
+        json!(0.688),
         "{}",
         a["summary"]
     );

@@ -108,7 +108,7 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
         finish("hello"),
     ])
     .await;
-    let run = run_in(goal, ws.path(), &server, &["--json", "--write-offer"]).await;
+    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "finished");
@@ -124,7 +124,7 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
     );
     // The request after it spells out the write of the refused answer.
     assert!(
-        server.prompt_text(1).ends_with("Round 2 of 20. Round 1 (finish) was not accepted: `answer.txt` is not written yet. If your result is what `answer.txt` should hold, reply {\"thought\":\"answer.txt must hold the answer\",\"action\":{\"name\":\"write_file\",\"args\":{\"path\":\"answer.txt\",\"content\":\"hello\"}}} Reply with one JSON object."),
+        server.prompt_text(1).ends_with("Round 2 of 20. Round 1 (finish) was not accepted, and `answer.txt` is not written yet. If your result is what `answer.txt` should hold, reply {\"thought\":\"answer.txt must hold the answer\",\"action\":{\"name\":\"write_file\",\"args\":{\"path\":\"answer.txt\",\"content\":\"hello\"}}} Reply with one JSON object."),
         "{}",
         server.prompt_text(1)
     );
@@ -134,10 +134,14 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
         "{}",
         server.prompt_text(2)
     );
-    // A second finish ends the run whatever the workspace holds; without
-    // `--write-offer` the request after the refused one offers nothing.
+    // A second finish ends the run whatever the workspace holds; a
+    // refused answer that is a sentence, not a value, is not offered.
     let ws = workspace();
-    let server = ScriptedServer::start(vec![finish("cannot"), finish("cannot, really")]).await;
+    let server = ScriptedServer::start(vec![
+        finish("I could not find out what to write there."),
+        finish("cannot, really"),
+    ])
+    .await;
     let outcome = run_in(goal, ws.path(), &server, &["--json"])
         .await
         .outcome();
@@ -147,6 +151,12 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
     assert_eq!(outcome["status"], "finished");
     assert_eq!(outcome["result"], "cannot, really");
     assert_eq!(outcome["rounds"], 2);
+    // `--no-write-offer`: a value is not offered either.
+    let server = ScriptedServer::start(vec![finish("hello"), finish("hello")]).await;
+    run_in(goal, ws.path(), &server, &["--json", "--no-write-offer"]).await;
+    assert!(server
+        .prompt_text(1)
+        .ends_with("Round 2 of 20. Reply with one JSON object."));
     // Turned off, the first finish ends it.
     let server = ScriptedServer::start(vec![finish("hello")]).await;
     let outcome = run_in(goal, ws.path(), &server, &["--json", "--no-finish-check"])
@@ -156,7 +166,7 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn with_the_read_check_a_write_before_the_goal_s_input_was_read_is_answered_once() {
+async fn a_write_before_the_goal_s_input_was_read_is_answered_once() {
     let goal = "Count the lines of notes.txt and write the number to answer.txt";
     let guess = || decision("write_file", json!({"path": "answer.txt", "content": "7"}));
     let ws = workspace();
@@ -167,7 +177,7 @@ async fn with_the_read_check_a_write_before_the_goal_s_input_was_read_is_answere
         finish("1"),
     ])
     .await;
-    let run = run_in(goal, ws.path(), &server, &["--json", "--read-check"]).await;
+    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "finished");
@@ -183,10 +193,10 @@ async fn with_the_read_check_a_write_before_the_goal_s_input_was_read_is_answere
         std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
         "1"
     );
-    // Off by default: the guess is written.
+    // Turned off, the guess is written.
     let ws = workspace();
     let server = ScriptedServer::start(vec![guess(), finish("7")]).await;
-    let outcome = run_in(goal, ws.path(), &server, &["--json"])
+    let outcome = run_in(goal, ws.path(), &server, &["--json", "--no-read-check"])
         .await
         .outcome();
     assert_eq!(outcome["rounds"], 2);

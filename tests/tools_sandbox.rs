@@ -220,6 +220,45 @@ async fn a_stray_closing_brace_after_the_code_is_left_out_and_the_code_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_standard_module_used_without_its_import_is_imported_and_the_code_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("data.csv"), "name,age\nana,31\nbo,25\n").unwrap();
+    // Two modules missing, one after the other; then a name of the
+    // program's own, which is not guessed.
+    let unimported = "rows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), os.path.exists('data.csv'))";
+    let own_name = "print(len(rows))";
+    let server = ScriptedServer::start(vec![
+        code("python", unimported, 5),
+        code("python", own_name, 5),
+        finish("2"),
+    ])
+    .await;
+    let run = hermes(
+        &["run", "count", "--workspace", ws.path().to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let imported = observation(&server, 1);
+    assert_eq!(imported["status"], "ok", "{imported}");
+    assert_eq!(imported["data"]["stdout"], "2 True\n", "{imported}");
+    assert_eq!(
+        imported["data"]["repaired"],
+        "`import csv` and `import os` were missing and were added at the top"
+    );
+    let own = observation(&server, 2);
+    assert_eq!(own["status"], "error", "{own}");
+    assert!(own["data"].get("repaired").is_none(), "{own}");
+    assert!(
+        own["error"]
+            .as_str()
+            .unwrap()
+            .contains("`rows` is not defined"),
+        "{own}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn statements_on_one_line_are_split_and_run_and_a_program_still_unreadable_gets_a_hint() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::create_dir(ws.path().join("docs")).unwrap();

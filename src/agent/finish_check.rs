@@ -149,48 +149,6 @@ pub fn written_note(outputs: &[String], toolbox: &Toolbox) -> String {
     )
 }
 
-/// Longest `finish` result the closing request offers as a file's content.
-const OFFERED_CONTENT_CHARS: usize = 2000;
-
-/// What the closing request says after `last` when it is a `finish` the
-/// check did not accept while one of `outputs` is missing and the
-/// `finish` gave an answer: the `write_file` reply that saves that answer
-/// there, spelled out. Told in words (the note), the model often finished
-/// again with the same answer (EVALS.md, section 13); it copies a JSON
-/// reply. Empty otherwise.
-pub fn write_offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>) -> String {
-    let Some(last) = last.filter(|e| e.action == FINISH && e.is_error()) else {
-        return String::new();
-    };
-    let Some(workspace) = toolbox.workspace() else {
-        return String::new();
-    };
-    let missing: Vec<&String> = outputs
-        .iter()
-        .filter(|name| workspace.resolve(name).is_ok_and(|path| !path.exists()))
-        .collect();
-    let [file] = missing[..] else {
-        return String::new();
-    };
-    let result = last
-        .args
-        .get("result")
-        .and_then(|r| r.as_str())
-        .unwrap_or_default()
-        .trim();
-    if result.is_empty() || result.chars().count() > OFFERED_CONTENT_CHARS {
-        return String::new();
-    }
-    let reply = serde_json::json!({
-        "thought": format!("{file} must hold the answer"),
-        "action": {"name": "write_file", "args": {"path": file, "content": result}},
-    });
-    format!(
-        "Round {} (finish) was not accepted: `{file}` is not written yet. If your result is what `{file}` should hold, reply {reply}",
-        last.round
-    )
-}
-
 /// The observation of a `finish` that was not accepted because of `missing`.
 pub fn note(missing: &[String]) -> String {
     let names = missing
@@ -204,7 +162,7 @@ pub fn note(missing: &[String]) -> String {
         ("are", "they", "them")
     };
     format!(
-        "not finished yet: the goal names {names}, which {verb} not in the workspace. If the goal asks you to write {object}, write {object} now (write_file) with the answer, then finish. If {subject} should already exist, look for {object} (list_dir)."
+        "not finished yet: the goal names {names}, which {verb} not in the workspace. If the goal asks you to write {object}, write {object} now (write_file) with what the goal asks {object} to hold, then finish. If {subject} should already exist, look for {object} (list_dir)."
     )
 }
 
@@ -333,36 +291,12 @@ mod tests {
     #[test]
     fn the_note_names_the_files() {
         let one = note(&["answer.txt".into()]);
-        assert_eq!(one, "not finished yet: the goal names `answer.txt`, which is not in the workspace. If the goal asks you to write it, write it now (write_file) with the answer, then finish. If it should already exist, look for it (list_dir).");
+        assert_eq!(one, "not finished yet: the goal names `answer.txt`, which is not in the workspace. If the goal asks you to write it, write it now (write_file) with what the goal asks it to hold, then finish. If it should already exist, look for it (list_dir).");
         let two = note(&["a.txt".into(), "b.txt".into()]);
         assert!(two.contains("`a.txt`, `b.txt`, which are not"), "{two}");
         assert!(
             two.ends_with("If they should already exist, look for them (list_dir)."),
             "{two}"
         );
-    }
-
-    #[test]
-    fn after_a_refused_finish_the_write_of_its_result_is_spelled_out() {
-        let (dir, toolbox) = toolbox(&[]);
-        let outputs = vec!["files.txt".to_string()];
-        let refused = |result: &str| JournalEntry {
-            status: ToolStatus::Error,
-            ..JournalEntry::new(4, "", FINISH, json!({"result": result}))
-        };
-        assert_eq!(
-            write_offer(&outputs, &toolbox, Some(&refused("beach.jpg\ncat.png\n"))),
-            r#"Round 4 (finish) was not accepted: `files.txt` is not written yet. If your result is what `files.txt` should hold, reply {"thought":"files.txt must hold the answer","action":{"name":"write_file","args":{"path":"files.txt","content":"beach.jpg\ncat.png"}}}"#
-        );
-        let long = "x".repeat(OFFERED_CONTENT_CHARS + 1);
-        assert_eq!(write_offer(&outputs, &toolbox, Some(&refused(&long))), "");
-        assert_eq!(write_offer(&outputs, &toolbox, Some(&refused(" "))), "");
-        let accepted = JournalEntry::new(4, "", FINISH, json!({"result": "x"}));
-        assert_eq!(write_offer(&outputs, &toolbox, Some(&accepted)), "");
-        assert_eq!(write_offer(&outputs, &toolbox, None), "");
-        let two = vec!["files.txt".to_string(), "b.txt".to_string()];
-        assert_eq!(write_offer(&two, &toolbox, Some(&refused("x"))), "");
-        std::fs::write(dir.path().join("files.txt"), "x").unwrap();
-        assert_eq!(write_offer(&outputs, &toolbox, Some(&refused("x"))), "");
     }
 }

@@ -26,6 +26,7 @@ pub mod reflect;
 pub mod repeat;
 mod run;
 pub mod survey;
+pub mod write_offer;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -188,8 +188,8 @@ impl RenderedRounds {
 /// says after the last round, in place of the usual "do not repeat it"
 /// after a success (the run's output files are all there, see
 /// [`finish_check::written_note`](super::finish_check::written_note); or a
-/// refused `finish`'s answer to write, see
-/// [`finish_check::write_offer`](super::finish_check::write_offer)).
+/// value to write, see
+/// [`write_offer::offer`](super::write_offer::offer)).
 pub fn messages_rendered(
     system: &str,
     opening_text: Opening<'_>,

@@ -7,19 +7,21 @@
 //! never read (`-10.0`, `12345`; EVALS.md, sections 12 and 13), and the
 //! written note then invites it to finish. The loop sees that without a
 //! model call: the goal names `temperatures.csv`, the file is in the
-//! workspace, and no call of the run has mentioned it. The note says which
-//! file to read first. A second such write is carried out, so a goal whose
+//! workspace, and no call of the run has read anything yet. The note says
+//! which file to read first. A second such write is carried out, so a goal whose
 //! answer does not come from its input still gets written, one round later.
 
 use serde_json::Value;
 
 use super::finish_check::named_files;
-use crate::decision::Decision;
+use crate::decision::{Decision, FINISH};
 use crate::journal::JournalEntry;
 use crate::tools::Toolbox;
 
 /// The tool whose calls are checked.
 const WRITE: &str = "write_file";
+/// A call that shows names, not what files hold.
+const LIST: &str = "list_dir";
 
 /// How every note of this check begins (how a run knows it was told).
 const MARK: &str = "not written yet:";
@@ -42,11 +44,13 @@ pub fn inputs(goal: &str, toolbox: &Toolbox, outputs: &[String]) -> Vec<String> 
         .collect()
 }
 
-/// Of `inputs`, those no call in `history` has looked at, when `decision`
-/// writes another file and the run has not been told before; empty when
-/// the write may go ahead. A call looked at a file when it succeeded and
-/// its arguments name the file (a `read_file` path, a `run_code` program
-/// that opens it).
+/// `inputs` when `decision` writes another file before any call of the
+/// run read anything and the run has not been told before; empty when the
+/// write may go ahead. A call read something when it succeeded and was
+/// neither a write nor a listing: a `read_file` of any path, a `run_code`.
+/// Any file counts, not only the goal's inputs: the answer may come through
+/// files the goal does not name (one file pointing to another), and a write
+/// after reading those is not a guess (EVALS.md, section 14).
 pub fn unread(inputs: &[String], decision: &Decision, history: &[JournalEntry]) -> Vec<String> {
     if decision.action.name != WRITE || inputs.is_empty() {
         return Vec::new();
@@ -64,22 +68,13 @@ pub fn unread(inputs: &[String], decision: &Decision, history: &[JournalEntry]) 
             .iter()
             .any(|input| input == path || base_name(input) == base_name(path))
     });
-    if writes_an_input {
+    let read_something = history
+        .iter()
+        .any(|e| !e.is_error() && ![WRITE, LIST, FINISH].contains(&e.action.as_str()));
+    if writes_an_input || read_something {
         return Vec::new();
     }
-    let looked_at: Vec<String> = history
-        .iter()
-        .filter(|e| !e.is_error() && e.action != WRITE)
-        .map(|e| e.args.to_string())
-        .collect();
-    inputs
-        .iter()
-        .filter(|input| {
-            let base = base_name(input);
-            !looked_at.iter().any(|args| args.contains(base))
-        })
-        .cloned()
-        .collect()
+    inputs.to_vec()
 }
 
 /// The observation of a write that was not carried out because `unread`
@@ -176,7 +171,7 @@ mod tests {
     }
 
     #[test]
-    fn a_write_after_a_call_that_named_the_input_goes_ahead() {
+    fn a_write_after_any_read_goes_ahead() {
         let inputs = vec!["data/temperatures.csv".to_string()];
         let write = decision(WRITE, json!({"path": "answer.txt", "content": "-7"}));
         let read = done(
@@ -193,6 +188,14 @@ mod tests {
         // A call that failed saw nothing.
         let failed = done(1, "run_code", code, ToolStatus::Error);
         assert_eq!(unread(&inputs, &write, &[failed]), inputs);
+        // The answer came through a file the goal does not name.
+        let pointer = done(
+            1,
+            "read_file",
+            json!({"path": "vault/where.txt"}),
+            ToolStatus::Ok,
+        );
+        assert!(unread(&inputs, &write, &[pointer]).is_empty());
     }
 
     #[test]

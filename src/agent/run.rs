@@ -16,7 +16,7 @@ use super::outcome::Ending;
 use super::reflect::{self, Reflection};
 use super::{
     act, decide, evidence, finish_check, memory, observe, perceive, read_check, repeat, survey,
-    Agent,
+    write_offer, Agent,
 };
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
@@ -263,14 +263,17 @@ impl<'a> Run<'a> {
         let limits = &self.agent.limits;
         let steer = if !limits.finish_check {
             String::new()
-        } else if last.is_some_and(JournalEntry::is_error) {
-            if limits.write_offer {
-                finish_check::write_offer(&self.outputs, toolbox, last)
-            } else {
-                String::new()
-            }
         } else {
-            finish_check::written_note(&self.outputs, toolbox)
+            let written = if last.is_some_and(JournalEntry::is_error) {
+                String::new()
+            } else {
+                finish_check::written_note(&self.outputs, toolbox)
+            };
+            if written.is_empty() && limits.write_offer {
+                write_offer::offer(&self.outputs, toolbox, last)
+            } else {
+                written
+            }
         };
         perceive::messages_rendered(
             &self.system,

@@ -50,15 +50,24 @@ pub struct LimitArgs {
     /// is answered with a note, once; see EVALS.md, section 12).
     #[arg(long)]
     pub no_finish_check: bool,
-    /// Answer a run's first `write_file` with a note, once, instead of
-    /// carrying it out while no call has read the files the goal names as
-    /// its inputs (off by default; see EVALS.md, section 13).
+    /// Carry out a run's first `write_file` even while no call has read
+    /// the files the goal names as its inputs (by default that write is
+    /// answered with a note, once; see EVALS.md, section 14).
     #[arg(long)]
+    pub no_read_check: bool,
+    /// Do not spell out the `write_file` reply that saves a value in the
+    /// goal's missing file (by default, after `run_code` printed a value or
+    /// a refused `finish` gave one, the next request offers it; see
+    /// EVALS.md, section 14).
+    #[arg(long)]
+    pub no_write_offer: bool,
+    /// The read check is on by default now; kept so that earlier command
+    /// lines still run.
+    #[arg(long, hide = true)]
     pub read_check: bool,
-    /// After a `finish` refused because the goal's file is missing, spell
-    /// out in the next request the `write_file` reply that saves that
-    /// answer there (off by default; see EVALS.md, section 13).
-    #[arg(long)]
+    /// The write offer is on by default now; kept so that earlier command
+    /// lines still run.
+    #[arg(long, hide = true)]
     pub write_offer: bool,
 }
 
@@ -75,8 +84,8 @@ impl LimitArgs {
             history: self.history,
             workspace_listing: !self.no_workspace_listing,
             finish_check: !self.no_finish_check,
-            read_check: self.read_check,
-            write_offer: self.write_offer,
+            read_check: !self.no_read_check,
+            write_offer: !self.no_write_offer,
             ..Limits::default()
         }
     }

@@ -19,6 +19,14 @@
 //! `,`, as the prompt's examples show the shape); the grammar permits it,
 //! and a text that strays from that shape (other whitespace, another key
 //! order) gets nothing forced, so the model decides on its own from there.
+//!
+//! Forcing stops at each `:`: the space and the quote (or brace) that open
+//! a value are left to the model. Tokenizers merge them with what follows
+//! (` "-`, ` "read`, ` {"`), so a forced lone ` "` puts the model at a
+//! token boundary it never saw in training, and it chose differently
+//! there: `7` for `-7` as the content of a file, `{}` as `list_dir`'s
+//! arguments however often the thought named a folder (EVALS.md, section
+//! 14). Letting it write that one token itself keeps its choice its own.
 
 use serde_json::Value;
 
@@ -181,12 +189,22 @@ impl Cursor<'_> {
             self.at += fixed.len();
             return Ok(());
         }
-        match fixed.strip_prefix(rest) {
-            Some(to_come) => Err(Some(Forced {
-                text: to_come.to_string(),
-                complete: fixed.ends_with("}}}"),
+        let Some(to_come) = fixed.strip_prefix(rest) else {
+            return Err(None);
+        };
+        let complete = fixed.ends_with("}}}");
+        // What opens a value (` "`, ` {`) is the model's to write.
+        let held = if complete {
+            0
+        } else {
+            fixed.len() - fixed.rfind(':').map_or(fixed.len(), |colon| colon + 1)
+        };
+        match to_come.len().checked_sub(held) {
+            Some(len) if len > 0 => Err(Some(Forced {
+                text: to_come[..len].to_string(),
+                complete,
             })),
-            None => Err(None),
+            _ => Err(None),
         }
     }
 
@@ -278,17 +296,20 @@ mod tests {
 
     #[test]
     fn the_opening_and_the_way_to_the_name_are_forced() {
-        assert_eq!(forced(""), open(r#"{"thought": ""#));
-        assert_eq!(forced(r#"{"th"#), open(r#"ought": ""#));
+        assert_eq!(forced(""), open(r#"{"thought":"#));
+        assert_eq!(forced(r#"{"th"#), open(r#"ought":"#));
+        // The quote that opens the thought is the model's own token.
+        assert_eq!(forced(r#"{"thought":"#), None);
+        assert_eq!(forced(r#"{"thought": "#), None);
         assert_eq!(forced(r#"{"thought": "I will read"#), None);
         assert_eq!(forced(r#"{"thought": "say \"hi"#), None);
         assert_eq!(
             forced(r#"{"thought": "Read it \"now\"""#),
-            open(r#", "action": {"name": ""#)
+            open(r#", "action": {"name":"#)
         );
         assert_eq!(
             forced(r#"{"thought": "x", "act"#),
-            open(r#"ion": {"name": ""#)
+            open(r#"ion": {"name":"#)
         );
         assert_eq!(
             forced(r#"{"thought": "x", "action": {"name": "write"#),
@@ -299,9 +320,9 @@ mod tests {
     #[test]
     fn required_arguments_are_forced_in_order() {
         let name = r#"{"thought": "x", "action": {"name": "write_file""#;
-        assert_eq!(forced(name), open(r#", "args": {"path": ""#));
+        assert_eq!(forced(name), open(r#", "args": {"path":"#));
         let path = format!(r#"{name}, "args": {{"path": "a.txt""#);
-        assert_eq!(forced(&path), open(r#", "content": ""#));
+        assert_eq!(forced(&path), open(r#", "content":"#));
         let content = format!(r#"{path}, "content": "3\n""#);
         assert_eq!(forced(&content), Some(("}}}".to_string(), true)));
         assert_eq!(
@@ -318,29 +339,30 @@ mod tests {
     #[test]
     fn values_are_left_to_the_model_and_optional_arguments_stop_the_forcing() {
         let name = r#"{"thought": "x", "action": {"name": "run_code""#;
-        assert_eq!(forced(name), open(r#", "args": {"language": ""#));
+        assert_eq!(forced(name), open(r#", "args": {"language":"#));
         assert_eq!(
             forced(&format!(r#"{name}, "args": {{"language": "py"#)),
             None
         );
         let language = format!(r#"{name}, "args": {{"language": "python""#);
-        assert_eq!(forced(&language), open(r#", "code": ""#));
+        assert_eq!(forced(&language), open(r#", "code":"#));
         let code = format!(r#"{language}, "code": "print(1)""#);
         // `timeout_secs` may follow: the model chooses.
         assert_eq!(forced(&code), None);
         assert_eq!(forced(&format!("{code}}}")), Some(("}}".to_string(), true)));
         let numbers = r#"{"thought": "x", "action": {"name": "read_lines", "args": {"max": 12"#;
         assert_eq!(forced(numbers), None);
-        assert_eq!(forced(&format!("{numbers},")), open(r#" "path": ""#));
+        assert_eq!(forced(&format!("{numbers},")), open(r#" "path":"#));
     }
 
     #[test]
     fn a_tool_without_required_arguments_and_finish() {
         let list = r#"{"thought": "x", "action": {"name": "list_dir""#;
-        assert_eq!(forced(list), open(r#", "args": {"#));
+        assert_eq!(forced(list), open(r#", "args":"#));
+        assert_eq!(forced(&format!(r#"{list}, "args":"#)), None);
         assert_eq!(forced(&format!(r#"{list}, "args": {{"#)), None);
         let finish = r#"{"thought": "done", "action": {"name": "finish""#;
-        assert_eq!(forced(finish), open(r#", "args": {"result": ""#));
+        assert_eq!(forced(finish), open(r#", "args": {"result":"#));
         assert_eq!(
             forced(&format!(r#"{finish}, "args": {{"result": "42""#)),
             Some(("}}}".to_string(), true))

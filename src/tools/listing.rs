@@ -53,11 +53,22 @@ impl Workspace {
     /// is anywhere in the tree, within the same bounded walk as
     /// [`listing`](Self::listing).
     pub fn holds_file_named(&self, name: &str) -> bool {
-        let mut found = false;
+        !self.files_named(name, 1).is_empty()
+    }
+
+    /// The paths (relative to the root, nearest the root first) of at most
+    /// `max` files called `name`, within the same bounded walk as
+    /// [`listing`](Self::listing).
+    pub fn files_named(&self, name: &str, max: usize) -> Vec<String> {
+        let mut found = Vec::new();
         self.walk(|path, metadata| {
-            found |= metadata.is_some_and(|m| m.is_file())
-                && path.file_name().is_some_and(|n| n == name);
-            !found
+            if found.len() < max
+                && metadata.is_some_and(fs::Metadata::is_file)
+                && path.file_name().is_some_and(|n| n == name)
+            {
+                found.push(path.to_string_lossy().into_owned());
+            }
+            found.len() < max
         });
         found
     }

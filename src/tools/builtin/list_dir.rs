@@ -8,7 +8,10 @@ use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Workspace};
 /// Most entries listed; the rest are counted.
 const MAX_ENTRIES: usize = 500;
 
-/// Lists a directory inside the workspace: folders end in `/`, files show their size.
+/// Lists a directory inside the workspace: entries are bare names (folders
+/// end in `/`), file sizes come in a map of their own. A size written next
+/// to the name (`beach.jpg (17 bytes)`) was copied into answers as part of
+/// the name (EVALS.md, section 14).
 pub struct ListDir {
     workspace: Workspace,
 }
@@ -43,7 +46,8 @@ impl Tool for ListDir {
 }
 
 /// The entries of the directory `args.path` names (the root without one),
-/// sorted, at most [`MAX_ENTRIES`] and a count of the rest.
+/// sorted, at most [`MAX_ENTRIES`] and a count of the rest, with the sizes
+/// of the files among them in bytes.
 fn list(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, ToolError> {
     let (path, shown) = workspace.resolve_arg(args)?;
     let cannot_list = |e: std::io::Error| ToolError::new(format!("cannot list `{shown}`: {e}"));
@@ -55,16 +59,46 @@ fn list(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, ToolE
         }
         let name = entry.file_name().to_string_lossy().into_owned();
         entries.push(match entry.metadata() {
-            Ok(m) if m.is_dir() => format!("{name}/"),
-            Ok(m) => format!("{name} ({} bytes)", m.len()),
-            Err(_) => name,
+            Ok(m) if m.is_dir() => (format!("{name}/"), None),
+            Ok(m) => (name, Some(m.len())),
+            Err(_) => (name, None),
         });
     }
     entries.sort();
     let total = entries.len();
     entries.truncate(MAX_ENTRIES);
-    if total > MAX_ENTRIES {
-        entries.push(format!("… and {} more", total - MAX_ENTRIES));
+    let mut sizes = Map::new();
+    for (name, bytes) in &entries {
+        if let Some(bytes) = bytes {
+            sizes.insert(name.clone(), json!(bytes));
+        }
     }
-    Ok(json!({"path": shown, "entries": entries}))
+    let mut names: Vec<String> = entries.into_iter().map(|(name, _)| name).collect();
+    if total > MAX_ENTRIES {
+        names.push(format!("… and {} more", total - MAX_ENTRIES));
+    }
+    Ok(json!({"path": shown, "entries": names, "sizes": sizes}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_bare_names_and_sizes_are_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.txt"), "four").unwrap();
+        std::fs::write(dir.path().join("a.csv"), "x,y\n").unwrap();
+        std::fs::create_dir(dir.path().join("photos")).unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let listed = list(&workspace, &Map::new()).unwrap();
+        assert_eq!(listed["entries"], json!(["a.csv", "b.txt", "photos/"]));
+        assert_eq!(listed["sizes"], json!({"a.csv": 4, "b.txt": 4}));
+        let missing = list(&workspace, json!({"path": "nope"}).as_object().unwrap()).unwrap_err();
+        assert!(
+            missing.message.contains("cannot list `nope`"),
+            "{}",
+            missing.message
+        );
+    }
 }

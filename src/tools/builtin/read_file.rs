@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
+use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
 
@@ -53,11 +54,50 @@ impl Tool for ReadFile {
         let small =
             std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= INLINE_READ_BYTES);
         if small {
-            read(&path, &shown)
-        } else {
-            super::on_blocking_pool(move || read(&path, &shown)).await
+            return read(&path, &shown);
+        }
+        let workspace = self.workspace.clone();
+        super::on_blocking_pool(move || {
+            read(&path, &shown).map_err(|e| elsewhere(e, &workspace, &path, &shown))
+        })
+        .await
+    }
+}
+
+/// Most other places named in the error for a file that is not there.
+const MAX_ELSEWHERE: usize = 3;
+
+/// `error` for a path that does not exist, with where files of the same
+/// name are in the workspace: small models drop or invent a folder
+/// (`where.txt` for `vault/where.txt`) and then retry the same missing path
+/// until the repetition guard stops them (EVALS.md, section 14).
+fn elsewhere(mut error: ToolError, workspace: &Workspace, path: &Path, shown: &str) -> ToolError {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return error;
+    };
+    if path.symlink_metadata().is_ok() {
+        return error;
+    }
+    let found: Vec<String> = workspace
+        .files_named(name, MAX_ELSEWHERE)
+        .into_iter()
+        .filter(|found| found != shown)
+        .map(|found| format!("`{found}`"))
+        .collect();
+    match found.len() {
+        0 => {}
+        1 => {
+            let _ = write!(error.message, "; a file of that name is at {}", found[0]);
+        }
+        _ => {
+            let _ = write!(
+                error.message,
+                "; files of that name are at {}",
+                found.join(", ")
+            );
         }
     }
+    error
 }
 
 /// Files up to this size are read without leaving the calling task.
@@ -136,6 +176,28 @@ mod tests {
         let e = call(dir.path(), "nope.txt").unwrap_err();
         assert!(
             e.message.starts_with("cannot read `nope.txt`:"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("of that name"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_missing_file_names_where_files_of_its_name_are() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("vault/deep")).unwrap();
+        std::fs::write(dir.path().join("vault/where.txt"), "vault/deep/a.txt").unwrap();
+        std::fs::write(dir.path().join("vault/deep/a.txt"), "A").unwrap();
+        std::fs::write(dir.path().join("a.txt"), "root").unwrap();
+        let e = call(dir.path(), "where.txt").unwrap_err();
+        assert_eq!(
+            e.message,
+            "cannot read `where.txt`: No such file or directory (os error 2); a file of that name is at `vault/where.txt`"
+        );
+        let e = call(dir.path(), "deep/a.txt").unwrap_err();
+        assert!(
+            e.message
+                .ends_with("; files of that name are at `a.txt`, `vault/deep/a.txt`"),
             "{}",
             e.message
         );

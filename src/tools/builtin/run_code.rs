@@ -30,6 +30,9 @@ pub const BRACE_NOTE: &str = "the '}' at the end of the code was unmatched and w
 /// put on lines of their own.
 pub const COMPOUND_NOTE: &str = "statements written on one line were put on lines of their own, with the body of each for/if/with indented below it (Python reads one statement per line)";
 
+/// Most missing imports added to one program before its error is shown.
+const MAX_ADDED_IMPORTS: usize = 3;
+
 /// Runs code in the sandbox described by its config.
 pub struct RunCode {
     config: SandboxConfig,
@@ -106,9 +109,9 @@ impl Tool for RunCode {
                     MAX_CODE_TIMEOUT.as_secs_f64(),
                 ))
             });
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
         if repaired.is_some() {
-            notes.push(REPAIR_NOTE);
+            notes.push(REPAIR_NOTE.into());
         }
         let mut output = self.execute(interpreter, &code, timeout).await?;
         // A `}` closing the JSON written into the code: Python says exactly
@@ -116,7 +119,7 @@ impl Tool for RunCode {
         if language == "python" && output.stderr.contains("SyntaxError: unmatched '}'") {
             if let Some(trimmed) = without_trailing_braces(&code) {
                 output = self.execute(interpreter, &trimmed, timeout).await?;
-                notes.push(BRACE_NOTE);
+                notes.push(BRACE_NOTE.into());
                 code = trimmed;
             }
         }
@@ -130,10 +133,33 @@ impl Tool for RunCode {
                 // model sees its own program's error, with the hint below.
                 if !rerun.stderr.contains("SyntaxError") {
                     output = rerun;
-                    notes.push(COMPOUND_NOTE);
+                    notes.push(COMPOUND_NOTE.into());
                     code = split;
                 }
             }
+        }
+        // A standard module used without its import (`csv.reader` with no
+        // `import csv`): the import is added at the top and the program
+        // run again, a few times at most. Lines before the error did run,
+        // so only where they cannot have changed the workspace (it is
+        // read-only; /tmp is new each run).
+        let mut added = Vec::new();
+        while language == "python" && !self.config.allow_writes && added.len() < MAX_ADDED_IMPORTS {
+            let Some(import) = undefined_name(&output.stderr).and_then(missing_import) else {
+                break;
+            };
+            let with_import = format!("{import}\n{code}");
+            output = self.execute(interpreter, &with_import, timeout).await?;
+            code = with_import;
+            added.push(import);
+        }
+        if !added.is_empty() {
+            notes.push(format!(
+                "`{}` {} missing and {} added at the top",
+                added.join("` and `"),
+                if added.len() == 1 { "was" } else { "were" },
+                if added.len() == 1 { "was" } else { "were" },
+            ));
         }
         let mut data = serde_json::to_value(&output).unwrap_or(Value::Null);
         if let (false, Some(fields)) = (notes.is_empty(), data.as_object_mut()) {
@@ -166,6 +192,8 @@ impl Tool for RunCode {
             format!(
                 "; `{name}` is a tool, not a function inside the code: open files with open() in the code, or call {name} as your action"
             )
+        } else if let Some(import) = undefined_name(&output.stderr).and_then(missing_import) {
+            format!("; add `{import}` at the top of the code")
         } else if let Some(value) = not_a_number(&output.stderr) {
             format!(
                 "; `{value}` is not a number: if it is a column name, the first row is a header, so skip it (next(reader), or csv.DictReader)"
@@ -248,6 +276,63 @@ fn not_a_number(stderr: &str) -> Option<&str> {
     value.chars().any(char::is_alphabetic).then_some(value)
 }
 
+/// The import statement that defines `name`, when it is a standard-library
+/// module or one of the few names programs take from one (`Counter`,
+/// `Path`). Anything else undefined is the program's own mistake, and the
+/// model is told so instead.
+fn missing_import(name: &str) -> Option<&'static str> {
+    const IMPORTS: &[&str] = &[
+        "import csv",
+        "import json",
+        "import os",
+        "import re",
+        "import math",
+        "import sys",
+        "import statistics",
+        "import collections",
+        "import datetime",
+        "import itertools",
+        "import functools",
+        "import glob",
+        "import pathlib",
+        "import string",
+        "import random",
+        "import time",
+        "import decimal",
+        "import fractions",
+        "import textwrap",
+        "import operator",
+        "import heapq",
+        "import bisect",
+        "import hashlib",
+        "import base64",
+        "import shutil",
+        "import io",
+        "import tomllib",
+        "import configparser",
+        "import sqlite3",
+        "import struct",
+        "import zipfile",
+        "import gzip",
+        "import copy",
+        "import pprint",
+        "import unicodedata",
+        "from collections import Counter",
+        "from collections import defaultdict",
+        "from collections import OrderedDict",
+        "from collections import namedtuple",
+        "from collections import deque",
+        "from pathlib import Path",
+        "from decimal import Decimal",
+        "from fractions import Fraction",
+        "from functools import reduce",
+    ];
+    IMPORTS
+        .iter()
+        .find(|import| import.rsplit(' ').next() == Some(name))
+        .copied()
+}
+
 /// The name in Python's last `NameError: name 'X' is not defined`.
 fn undefined_name(stderr: &str) -> Option<&str> {
     let line = stderr
@@ -297,5 +382,20 @@ mod tests {
         assert_eq!(undefined_name(stderr), Some("data"));
         assert_eq!(undefined_name("SyntaxError: invalid syntax"), None);
         assert_eq!(undefined_name("NameError: name '"), None);
+    }
+
+    #[test]
+    fn standard_modules_and_their_common_names_have_imports() {
+        assert_eq!(missing_import("csv"), Some("import csv"));
+        assert_eq!(missing_import("os"), Some("import os"));
+        assert_eq!(
+            missing_import("Counter"),
+            Some("from collections import Counter")
+        );
+        assert_eq!(missing_import("Path"), Some("from pathlib import Path"));
+        // The program's own names are not guessed.
+        assert_eq!(missing_import("data"), None);
+        assert_eq!(missing_import("rows"), None);
+        assert_eq!(missing_import("import"), None);
     }
 }

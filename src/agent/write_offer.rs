@@ -1,0 +1,229 @@
+//! **Write offer**: when the run has a value in hand and the goal's file
+//! is still missing, the closing request spells out the `write_file` reply
+//! that saves the value there.
+//!
+//! Small models compute the right value (`run_code` prints `87`) or end
+//! with it (`finish` with `3`) and then never write the file the goal
+//! names, or redo the step, or do more arithmetic on the value (EVALS.md,
+//! sections 13 and 14). Told in words, they often do not act on it; a JSON
+//! reply spelled out in the request is copied almost every time. So the
+//! offer is made only for text that looks like a value (a number, a name,
+//! a short list), never for a sentence: a copied progress report
+//! (`The version of 'left-pad' is not available…`) is worse than no offer.
+//!
+//! Off by default (`Limits::write_offer`, `--write-offer`); see EVALS.md.
+
+use serde_json::Value;
+
+use crate::decision::FINISH;
+use crate::journal::JournalEntry;
+use crate::tools::Toolbox;
+
+/// The tool whose printed output may be offered.
+const RUN_CODE: &str = "run_code";
+/// Most lines of a value.
+const MAX_LINES: usize = 20;
+/// Most characters on one line of a value.
+const MAX_LINE_CHARS: usize = 60;
+/// Most words on one line of a value (a name may have a few; a sentence
+/// has more).
+const MAX_LINE_WORDS: usize = 3;
+
+/// What the closing request says after `last`: the `write_file` reply that
+/// saves its value in the one file of `outputs` still missing, when `last`
+/// is a `finish` the finish check refused or a `run_code` that succeeded,
+/// and what it gave looks like a value. Empty otherwise.
+pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>) -> String {
+    let Some(last) = last else {
+        return String::new();
+    };
+    let (given, said, it) = if last.action == FINISH && last.is_error() {
+        let result = last.args.get("result").and_then(Value::as_str);
+        (
+            result.map(str::to_string),
+            "was not accepted",
+            "your result",
+        )
+    } else if last.action == RUN_CODE && !last.is_error() {
+        (printed(&last.observation), "printed a value", "that value")
+    } else {
+        return String::new();
+    };
+    let Some(value) = given.as_deref().and_then(value_like) else {
+        return String::new();
+    };
+    let Some(file) = one_missing(outputs, toolbox) else {
+        return String::new();
+    };
+    let reply = serde_json::json!({
+        "thought": format!("{file} must hold the answer"),
+        "action": {"name": "write_file", "args": {"path": file, "content": value}},
+    });
+    format!(
+        "Round {} ({}) {said}, and `{file}` is not written yet. If {it} is what `{file}` should hold, reply {reply}",
+        last.round, last.action
+    )
+}
+
+/// The one file of `outputs` missing from the workspace; `None` when none
+/// or several are.
+fn one_missing<'o>(outputs: &'o [String], toolbox: &Toolbox) -> Option<&'o String> {
+    let workspace = toolbox.workspace()?;
+    let mut missing = outputs
+        .iter()
+        .filter(|name| workspace.resolve(name).is_ok_and(|path| !path.exists()));
+    let file = missing.next()?;
+    missing.next().is_none().then_some(file)
+}
+
+/// The standard output in a `run_code` observation (`{"status": "ok",
+/// "data": {"stdout": …}}`).
+fn printed(observation: &str) -> Option<String> {
+    let envelope: Value = serde_json::from_str(observation).ok()?;
+    envelope["data"]["stdout"].as_str().map(str::to_string)
+}
+
+/// `text` as a value to write, when it looks like one: at most
+/// [`MAX_LINES`] short lines of at most [`MAX_LINE_WORDS`] words, none of
+/// them code or a data structure (brackets, `=`, `:`). A whole number
+/// printed as a float (`600.0`) is offered as the whole number.
+fn value_like(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text
+        .trim()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let fits = |line: &&str| {
+        line.chars().count() <= MAX_LINE_CHARS
+            && line.split_whitespace().count() <= MAX_LINE_WORDS
+            && !line.contains(['{', '}', '[', ']', '(', ')', '=', ':', '<', '>'])
+    };
+    if lines.is_empty() || lines.len() > MAX_LINES || !lines.iter().all(fits) {
+        return None;
+    }
+    if let [line] = lines[..] {
+        if let Some(whole) = whole_number(line) {
+            return Some(whole.to_string());
+        }
+    }
+    Some(lines.join("\n"))
+}
+
+/// `600` for `600.0` (or `600.00`); `None` for anything else.
+fn whole_number(text: &str) -> Option<&str> {
+    let (whole, fraction) = text.split_once('.')?;
+    let digits = whole.strip_prefix('-').unwrap_or(whole);
+    let is_whole = !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && !fraction.is_empty()
+        && fraction.chars().all(|c| c == '0');
+    is_whole.then_some(whole)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::builtin::register_file_tools;
+    use crate::tools::{ToolStatus, Workspace};
+
+    fn toolbox() -> (tempfile::TempDir, Toolbox) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut toolbox = Toolbox::new();
+        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        (dir, toolbox)
+    }
+
+    fn ran(stdout: &str) -> JournalEntry {
+        let observation =
+            json!({"status": "ok", "data": {"exit_code": 0, "stdout": stdout}, "error": null});
+        JournalEntry {
+            observation: observation.to_string(),
+            ..JournalEntry::new(
+                2,
+                "",
+                RUN_CODE,
+                json!({"language": "python", "code": "print(1)"}),
+            )
+        }
+    }
+
+    fn refused(result: &str) -> JournalEntry {
+        JournalEntry {
+            status: ToolStatus::Error,
+            ..JournalEntry::new(4, "", FINISH, json!({"result": result}))
+        }
+    }
+
+    #[test]
+    fn values_are_offered_and_sentences_code_and_structures_are_not() {
+        assert_eq!(value_like("87\n").as_deref(), Some("87"));
+        assert_eq!(value_like("600.0\n").as_deref(), Some("600"));
+        assert_eq!(value_like("-7.00").as_deref(), Some("-7"));
+        assert_eq!(value_like("3.5").as_deref(), Some("3.5"));
+        assert_eq!(value_like("1.3.0").as_deref(), Some("1.3.0"));
+        assert_eq!(
+            value_like("alice\ncarol\n\nerin\n").as_deref(),
+            Some("alice\ncarol\nerin")
+        );
+        assert_eq!(value_like("李娜").as_deref(), Some("李娜"));
+        assert_eq!(
+            value_like("Mary Ann Smith").as_deref(),
+            Some("Mary Ann Smith")
+        );
+        assert_eq!(
+            value_like("The version of 'left-pad' is not available in the package.json file."),
+            None
+        );
+        assert_eq!(value_like("7 {'name': 'ana', 'age': '31'}"), None);
+        assert_eq!(value_like("['a.md', 'b.md']"), None);
+        assert_eq!(value_like("port = 5432"), None);
+        assert_eq!(value_like("  \n"), None);
+        assert_eq!(value_like(&"x\n".repeat(MAX_LINES + 1)), None);
+        assert_eq!(whole_number("600.5"), None);
+        assert_eq!(whole_number(".0"), None);
+        assert_eq!(whole_number("v1.0"), None);
+    }
+
+    #[test]
+    fn a_printed_value_is_offered_for_the_one_missing_output() {
+        let (dir, toolbox) = toolbox();
+        let outputs = vec!["answer.txt".to_string()];
+        assert_eq!(
+            offer(&outputs, &toolbox, Some(&ran("600.0\n"))),
+            r#"Round 2 (run_code) printed a value, and `answer.txt` is not written yet. If that value is what `answer.txt` should hold, reply {"thought":"answer.txt must hold the answer","action":{"name":"write_file","args":{"path":"answer.txt","content":"600"}}}"#
+        );
+        // A failed run, a structure, or no output: nothing.
+        let failed = JournalEntry {
+            status: ToolStatus::Error,
+            ..ran("3\n")
+        };
+        assert_eq!(offer(&outputs, &toolbox, Some(&failed)), "");
+        assert_eq!(offer(&outputs, &toolbox, Some(&ran("{'a': 1}"))), "");
+        assert_eq!(offer(&outputs, &toolbox, Some(&ran(""))), "");
+        assert_eq!(offer(&outputs, &toolbox, None), "");
+        // Two files missing: which one the value is for is not guessed.
+        let two = vec!["primes.py".to_string(), "answer.txt".to_string()];
+        assert_eq!(offer(&two, &toolbox, Some(&ran("25\n"))), "");
+        std::fs::write(dir.path().join("primes.py"), "print(25)").unwrap();
+        assert!(offer(&two, &toolbox, Some(&ran("25\n"))).contains(r#""content":"25""#));
+        std::fs::write(dir.path().join("answer.txt"), "25").unwrap();
+        assert_eq!(offer(&two, &toolbox, Some(&ran("25\n"))), "");
+    }
+
+    #[test]
+    fn a_refused_finish_is_offered_only_when_its_result_is_a_value() {
+        let (_dir, toolbox) = toolbox();
+        let outputs = vec!["files.txt".to_string()];
+        assert_eq!(
+            offer(&outputs, &toolbox, Some(&refused("beach.jpg\ncat.png\n"))),
+            r#"Round 4 (finish) was not accepted, and `files.txt` is not written yet. If your result is what `files.txt` should hold, reply {"thought":"files.txt must hold the answer","action":{"name":"write_file","args":{"path":"files.txt","content":"beach.jpg\ncat.png"}}}"#
+        );
+        let report = "The code did not define the `users` variable, which was required.";
+        assert_eq!(offer(&outputs, &toolbox, Some(&refused(report))), "");
+        let accepted = JournalEntry::new(4, "", FINISH, json!({"result": "x"}));
+        assert_eq!(offer(&outputs, &toolbox, Some(&accepted)), "");
+    }
+}
