@@ -50,8 +50,8 @@ pub struct LimitArgs {
     /// is answered with a note, once; see EVALS.md, section 12).
     #[arg(long)]
     pub no_finish_check: bool,
-    /// Carry out a run's first `write_file` even while no call has read
-    /// the files the goal names as its inputs (by default that write is
+    /// Carry out a run's first `write_file` even while the goal names input
+    /// files and no call has read anything yet (by default that write is
     /// answered with a note, once; see EVALS.md, section 14).
     #[arg(long)]
     pub no_read_check: bool,
