@@ -66,30 +66,60 @@ async fn hermes_run_calls_an_mcp_tool_and_survives_its_death() {
     let ws = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![
         decision("echo", json!({"message": "hello from hermes"})),
-        // The server is killed 3 s after start; this call comes later.
+        // The MCP server is killed when this request arrives, so the call
+        // it answers with finds the server dead.
         Reply::Delay(
-            Duration::from_secs(4),
+            Duration::from_secs(2),
             Box::new(decision("echo", json!({"message": "again"}))),
         ),
         finish("done"),
     ])
     .await;
-    let mcp = format!("timeout 3 {} stdio", server_binary());
-    let run = hermes(
-        &[
-            "run",
-            "echo twice",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--mcp",
-            &mcp,
-            "--mcp",
-            "/no/such/mcp-server",
-            "--json",
-        ],
-        &server.base_url,
+    // A wrapper of the same name that records its pid, then becomes the
+    // server: the test kills it at a known point rather than after a fixed
+    // time, which a slow machine's start-up could outlast.
+    let bin = tempfile::tempdir().unwrap();
+    let pid_file = bin.path().join("pid");
+    let wrapper = bin.path().join("mcp-server-everything");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec '{}' \"$@\"\n",
+            pid_file.display(),
+            server_binary()
+        ),
     )
-    .await;
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mcp = format!("{} stdio", wrapper.display());
+    let kill_on_round_two = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        while server.bodies().len() < 2 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let pid = std::fs::read_to_string(&pid_file).expect("the wrapper wrote its pid");
+        let killed = std::process::Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "kill -9 {pid}");
+    };
+    let args = [
+        "run",
+        "echo twice",
+        "--workspace",
+        ws.path().to_str().unwrap(),
+        "--mcp",
+        &mcp,
+        "--mcp",
+        "/no/such/mcp-server",
+        "--json",
+    ];
+    let (run, ()) = tokio::join!(hermes(&args, &server.base_url), kill_on_round_two);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stderr.contains("MCP server `mcp-server`"),
