@@ -259,6 +259,55 @@ async fn a_standard_module_used_without_its_import_is_imported_and_the_code_runs
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn csv_text_compared_with_a_number_is_read_as_a_number_and_the_code_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("users.csv"),
+        "name,age\nana,31\nbo,25\ncy,40\n",
+    )
+    .unwrap();
+    let compared = "import csv\nrows = list(csv.DictReader(open('users.csv')))\nold = sorted(r['name'] for r in rows if r['age'] > 30)\nprint(old)";
+    let server = ScriptedServer::start(vec![code("python", compared, 5), finish("ana, cy")]).await;
+    let run = hermes(
+        &["run", "older than 30", "--workspace", ws.path().to_str().unwrap()],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let seen = observation(&server, 1);
+    assert_eq!(seen["status"], "ok", "{seen}");
+    assert_eq!(seen["data"]["stdout"], "['ana', 'cy']\n", "{seen}");
+    assert_eq!(
+        seen["data"]["repaired"],
+        "values read from a CSV file are text, and text was compared with a number: the comparison was run as `float(r['age']) > 30`"
+    );
+
+    // Where run_code may write, nothing is rerun: the error says the fix.
+    let server = ScriptedServer::start(vec![code("python", compared, 5), finish("?")]).await;
+    let run = hermes(
+        &[
+            "run",
+            "older than 30",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--allow-code-writes",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let told = observation(&server, 1);
+    assert_eq!(told["status"], "error", "{told}");
+    assert!(
+        told["error"]
+            .as_str()
+            .unwrap()
+            .ends_with("the comparison should read `float(r['age']) > 30`"),
+        "{told}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn statements_on_one_line_are_split_and_run_and_a_program_still_unreadable_gets_a_hint() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::create_dir(ws.path().join("docs")).unwrap();

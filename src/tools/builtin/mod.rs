@@ -4,6 +4,7 @@ mod http_fetch;
 mod list_dir;
 mod python_compound;
 mod python_newlines;
+mod python_numbers;
 mod read_file;
 mod run_code;
 mod web_search;

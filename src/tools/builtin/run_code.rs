@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::python_compound::{has_inline_body, split_compound_lines, STATEMENT_SPLITTER};
 use super::python_newlines::escape_newlines_in_strings;
+use super::python_numbers::{compared_text_with_number, error_line, read_as_numbers};
 use crate::tools::sandbox::{self, SandboxConfig};
 use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec};
 
@@ -161,6 +162,27 @@ impl Tool for RunCode {
                 if added.len() == 1 { "was" } else { "were" },
             ));
         }
+        // Text compared with a number (`row['age'] > 30` on a CSV value):
+        // the failing line's comparisons read their value as a number, and
+        // the program runs again, once, on the same terms as the imports.
+        let numbers = (language == "python" && compared_text_with_number(&output.stderr))
+            .then(|| error_line(&output.stderr).and_then(|line| read_as_numbers(&code, line)))
+            .flatten();
+        let mut numbers_hint = None;
+        if let Some((fixed, rewritten)) = numbers {
+            let said = format!(
+                "values read from a CSV file are text, and text was compared with a number: the comparison {} `{}`",
+                if self.config.allow_writes { "should read" } else { "was run as" },
+                rewritten.join("` and `")
+            );
+            if self.config.allow_writes {
+                numbers_hint = Some(said);
+            } else {
+                output = self.execute(interpreter, &fixed, timeout).await?;
+                code = fixed;
+                notes.push(said);
+            }
+        }
         let mut data = serde_json::to_value(&output).unwrap_or(Value::Null);
         if let (false, Some(fields)) = (notes.is_empty(), data.as_object_mut()) {
             fields.insert("repaired".into(), json!(notes.join("; ")));
@@ -194,6 +216,8 @@ impl Tool for RunCode {
             )
         } else if let Some(import) = undefined_name(&output.stderr).and_then(missing_import) {
             format!("; add `{import}` at the top of the code")
+        } else if let Some(said) = numbers_hint {
+            format!("; {said}")
         } else if let Some(value) = not_a_number(&output.stderr) {
             format!(
                 "; `{value}` is not a number: if it is a column name, the first row is a header, so skip it (next(reader), or csv.DictReader)"
