@@ -68,6 +68,10 @@ pub struct Limits {
     /// missing, spell out in the next request the `write_file` reply that
     /// saves the value there (see `agent::write_offer`).
     pub write_offer: bool,
+    /// Answer the first `write_file` of a labelled value (`code: X`) into a
+    /// file the goal names, where the goal asks for just the value, with
+    /// the write of the value alone spelled out (see `agent::label_check`).
+    pub label_check: bool,
 }
 
 impl Default for Limits {
@@ -102,6 +106,8 @@ impl Default for Limits {
             // writes the file (EVALS.md, section 14; offered for any answer,
             // in section 13, it copied sentences too).
             write_offer: true,
+            // On: see EVALS.md, section 15.
+            label_check: true,
         }
     }
 }

@@ -207,6 +207,58 @@ async fn a_write_before_the_goal_s_input_was_read_is_answered_once() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_labelled_value_where_the_goal_asks_for_just_the_value_is_answered_once() {
+    let goal = "notes.txt holds the code. Write just the code to answer.txt";
+    let labelled = || {
+        decision(
+            "write_file",
+            json!({"path": "answer.txt", "content": "code: HX-7"}),
+        )
+    };
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "notes.txt"})),
+        labelled(),
+        decision(
+            "write_file",
+            json!({"path": "answer.txt", "content": "HX-7"}),
+        ),
+        finish("HX-7"),
+    ])
+    .await;
+    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.outcome()["rounds"], 4);
+    let told = common::observation_of(&server.prompt_text(2), 2)
+        .unwrap()
+        .to_string();
+    assert!(
+        told.contains(r#"`code: HX-7` carries the label `code`. If `HX-7` is the value, reply {\"thought\":\"answer.txt must hold the value alone\",\"action\":{\"name\":\"write_file\",\"args\":{\"path\":\"answer.txt\",\"content\":\"HX-7\"}}}"#),
+        "{told}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
+        "HX-7"
+    );
+    // Turned off, the labelled value is written.
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        decision("read_file", json!({"path": "notes.txt"})),
+        labelled(),
+        finish("HX-7"),
+    ])
+    .await;
+    let outcome = run_in(goal, ws.path(), &server, &["--json", "--no-label-check"])
+        .await
+        .outcome();
+    assert_eq!(outcome["rounds"], 3);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
+        "code: HX-7"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn plain_output_prints_the_result_on_stdout() {
     let ws = workspace();
     let server = ScriptedServer::start(vec![finish("forty-two")]).await;

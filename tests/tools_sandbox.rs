@@ -269,7 +269,12 @@ async fn csv_text_compared_with_a_number_is_read_as_a_number_and_the_code_runs()
     let compared = "import csv\nrows = list(csv.DictReader(open('users.csv')))\nold = sorted(r['name'] for r in rows if r['age'] > 30)\nprint(old)";
     let server = ScriptedServer::start(vec![code("python", compared, 5), finish("ana, cy")]).await;
     let run = hermes(
-        &["run", "older than 30", "--workspace", ws.path().to_str().unwrap()],
+        &[
+            "run",
+            "older than 30",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ],
         &server.base_url,
     )
     .await;

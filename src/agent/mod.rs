@@ -16,6 +16,7 @@ pub mod decide;
 pub mod evidence;
 pub mod finish_check;
 pub mod guard;
+pub mod label_check;
 pub mod memory;
 pub mod observe;
 mod outcome;

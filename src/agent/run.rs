@@ -15,8 +15,8 @@ use super::guard::{self, StopStatus};
 use super::outcome::Ending;
 use super::reflect::{self, Reflection};
 use super::{
-    act, decide, evidence, finish_check, memory, observe, perceive, read_check, repeat, survey,
-    write_offer, Agent,
+    act, decide, evidence, finish_check, label_check, memory, observe, perceive, read_check,
+    repeat, survey, write_offer, Agent,
 };
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, UNPARSED};
@@ -97,7 +97,7 @@ impl<'a> Run<'a> {
     /// cut short shows nothing, and the first round then ends the run.
     pub(crate) async fn survey(&mut self) {
         let limits = &self.agent.limits;
-        if limits.finish_check || limits.read_check {
+        if limits.finish_check || limits.read_check || limits.label_check {
             self.outputs = finish_check::outputs(self.named_in(), &self.agent.toolbox);
         }
         if limits.read_check {
@@ -111,13 +111,24 @@ impl<'a> Run<'a> {
         self.workspace = self.bounded(listed).await.unwrap_or_default();
     }
 
-    /// The goal's inputs that no call has read yet, when `decision` writes
-    /// a file and the read check applies (see [`read_check`]).
-    fn unread(&self, decision: &Decision) -> Vec<String> {
-        if !self.agent.limits.read_check {
-            return Vec::new();
+    /// The note that answers `decision` instead of carrying it out, when it
+    /// writes a file before anything was read (see [`read_check`]) or
+    /// writes a labelled value where the goal asks for just the value (see
+    /// [`label_check`]), as far as the limits ask for either.
+    fn refused_write(&self, decision: &Decision) -> Option<String> {
+        let limits = &self.agent.limits;
+        let history = self.journal.entries();
+        if limits.read_check {
+            let unread = read_check::unread(&self.inputs, decision, history);
+            if !unread.is_empty() {
+                let target = decision.action.args.get("path").and_then(|p| p.as_str());
+                return Some(read_check::note(&unread, target.unwrap_or("the file")));
+            }
         }
-        read_check::unread(&self.inputs, decision, self.journal.entries())
+        if limits.label_check {
+            return label_check::refusal(self.named_in(), &self.outputs, decision, history);
+        }
+        None
     }
 
     /// The text whose file names the finish check reads.
@@ -171,9 +182,9 @@ impl<'a> Run<'a> {
             .ok()
             .and_then(|decision| self.check_evidence(round, decision))
             .map(|why| format!("flagged: {why}"));
-        let unread = match &decided.decision {
-            Ok(decision) => self.unread(decision),
-            Err(_) => Vec::new(),
+        let refused_write = match &decided.decision {
+            Ok(decision) => self.refused_write(decision),
+            Err(_) => None,
         };
         let mut finished = None;
         let entry = match (decided.decision, refused) {
@@ -202,10 +213,9 @@ impl<'a> Run<'a> {
                 repeat_of: Some(earlier),
                 ..entry_for(round, &decision, &refusal, limits)
             },
-            (Ok(decision), None) if !unread.is_empty() => {
-                let target = decision.action.args.get("path").and_then(|p| p.as_str());
-                let note = read_check::note(&unread, target.unwrap_or("the file"));
-                entry_for(round, &decision, &ToolResult::error(note), limits)
+            (Ok(decision), None) if refused_write.is_some() => {
+                let note = ToolResult::error(refused_write.unwrap_or_default());
+                entry_for(round, &decision, &note, limits)
             }
             (Ok(decision), None) => {
                 let acted = act::act(&self.agent.toolbox, &decision.action);

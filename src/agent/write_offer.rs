@@ -11,7 +11,8 @@
 //! a short list), never for a sentence: a copied progress report
 //! (`The version of 'left-pad' is not available…`) is worse than no offer.
 //!
-//! Off by default (`Limits::write_offer`, `--write-offer`); see EVALS.md.
+//! On by default (`Limits::write_offer`, `--no-write-offer`); see EVALS.md,
+//! section 14.
 
 use serde_json::Value;
 

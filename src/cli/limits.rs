@@ -61,6 +61,12 @@ pub struct LimitArgs {
     /// EVALS.md, section 14).
     #[arg(long)]
     pub no_write_offer: bool,
+    /// Carry out a write of a labelled value (`code: X`) into the goal's
+    /// file even where the goal asks for just the value (by default the
+    /// first such write is answered with the write of the value alone,
+    /// spelled out; see EVALS.md, section 15).
+    #[arg(long)]
+    pub no_label_check: bool,
     /// The read check is on by default now; kept so that earlier command
     /// lines still run.
     #[arg(long, hide = true)]
@@ -86,6 +92,7 @@ impl LimitArgs {
             finish_check: !self.no_finish_check,
             read_check: !self.no_read_check,
             write_offer: !self.no_write_offer,
+            label_check: !self.no_label_check,
             ..Limits::default()
         }
     }

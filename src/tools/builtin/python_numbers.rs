@@ -41,9 +41,7 @@ pub fn compared_text_with_number(stderr: &str) -> bool {
     let ordering = ["'<'", "'>'", "'<='", "'>='"]
         .iter()
         .any(|op| last.starts_with(&format!("TypeError: {op} not supported")));
-    ordering
-        && last.contains("'str'")
-        && (last.contains("'int'") || last.contains("'float'"))
+    ordering && last.contains("'str'") && (last.contains("'int'") || last.contains("'float'"))
 }
 
 /// `code` with the comparisons of line `line` (1-based, as Python counts)
@@ -66,9 +64,8 @@ pub fn read_as_numbers(code: &str, line: usize) -> Option<(String, Vec<String>)>
         rewritten.push(comparison.clone());
         comparison
     };
-    let fixed = TEXT_THEN_NUMBER.replace_all(target, |caps: &Captures| {
-        wrap(caps, true, &mut rewritten)
-    });
+    let fixed =
+        TEXT_THEN_NUMBER.replace_all(target, |caps: &Captures| wrap(caps, true, &mut rewritten));
     let haystack = fixed.clone().into_owned();
     let fixed = NUMBER_THEN_TEXT
         .replace_all(&haystack, |caps: &Captures| {
@@ -116,7 +113,9 @@ mod tests {
         assert!(!compared_text_with_number(
             "TypeError: unsupported operand type(s) for +: 'int' and 'str'"
         ));
-        assert!(!compared_text_with_number("NameError: name 'x' is not defined"));
+        assert!(!compared_text_with_number(
+            "NameError: name 'x' is not defined"
+        ));
     }
 
     #[test]
@@ -127,7 +126,10 @@ mod tests {
             fixed,
             "import csv\nrows = list(csv.DictReader(open('u.csv')))\nold = sorted(r['name'] for r in rows if float(r['age']) > 30 and 18 <= float(r[\"age\"]))\nprint(old)"
         );
-        assert_eq!(rewritten, ["float(r['age']) > 30", "18 <= float(r[\"age\"])"]);
+        assert_eq!(
+            rewritten,
+            ["float(r['age']) > 30", "18 <= float(r[\"age\"])"]
+        );
         let (fixed, _) = read_as_numbers("if not age>=-2.5: print(age)", 1).unwrap();
         assert_eq!(fixed, "if not float(age)>=-2.5: print(age)");
     }
