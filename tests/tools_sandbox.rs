@@ -92,8 +92,12 @@ async fn escapes_are_contained_and_the_agent_carries_on() {
     // 3. Nothing outside the workspace is visible or writable.
     assert_eq!(observation(&server, 3)["status"], "error");
     assert!(!outside.exists());
-    // 4. The workspace is read-only by default.
-    assert_eq!(observation(&server, 4)["status"], "error");
+    // 4. The workspace is read-only by default: the code writes in a copy,
+    // the observation says what it wrote, and the workspace is unchanged.
+    let wrote = observation(&server, 4);
+    assert_eq!(wrote["status"], "ok", "{wrote}");
+    assert_eq!(wrote["data"]["unsaved_writes"], json!({"new.txt": "x"}), "{wrote}");
+    assert_eq!(wrote["data"]["note"], hermes::tools::builtin::UNSAVED_NOTE);
     assert!(!ws.join("new.txt").exists());
     // 5. An infinite loop is killed at its timeout.
     let spin = observation(&server, 5);

@@ -24,6 +24,8 @@ use crate::tools::Toolbox;
 const RUN_CODE: &str = "run_code";
 /// Most lines of a value.
 const MAX_LINES: usize = 20;
+/// Most characters of a file written by code that is offered.
+const MAX_UNSAVED_CHARS: usize = 1_000;
 /// Most characters on one line of a value.
 const MAX_LINE_CHARS: usize = 60;
 /// Most words on one line of a value (a name may have a few; a sentence
@@ -38,22 +40,33 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
     let Some(last) = last else {
         return String::new();
     };
-    let (given, said, it) = if last.action == FINISH && last.is_error() {
+    let Some(file) = one_missing(outputs, toolbox) else {
+        return String::new();
+    };
+    let (value, said, it) = if last.action == FINISH && last.is_error() {
         let result = last.args.get("result").and_then(Value::as_str);
         (
-            result.map(str::to_string),
-            "was not accepted",
+            result.and_then(value_like),
+            "was not accepted".to_string(),
             "your result",
         )
     } else if last.action == RUN_CODE && !last.is_error() {
-        (printed(&last.observation), "printed a value", "that value")
+        match unsaved_write(&last.observation, file) {
+            Some(text) => (
+                Some(text),
+                format!("wrote `{file}` only in its copy of the workspace"),
+                "what it wrote",
+            ),
+            None => (
+                printed(&last.observation).as_deref().and_then(value_like),
+                "printed a value".to_string(),
+                "that value",
+            ),
+        }
     } else {
         return String::new();
     };
-    let Some(value) = given.as_deref().and_then(value_like) else {
-        return String::new();
-    };
-    let Some(file) = one_missing(outputs, toolbox) else {
+    let Some(value) = value else {
         return String::new();
     };
     let reply = serde_json::json!({
@@ -64,6 +77,19 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
         "Round {} ({}) {said}, and `{file}` is not written yet. If {it} is what `{file}` should hold, reply {reply}",
         last.round, last.action
     )
+}
+
+/// What a `run_code` observation says the code wrote to `file` in its copy
+/// of the workspace (`data.unsaved_writes`), when that is short text
+/// ([`MAX_LINES`] lines, [`MAX_UNSAVED_CHARS`] characters): computed by
+/// the code, so offered as it is, not only when it looks like a value.
+fn unsaved_write(observation: &str, file: &str) -> Option<String> {
+    let envelope: Value = serde_json::from_str(observation).ok()?;
+    let text = envelope["data"]["unsaved_writes"][file].as_str()?.trim_end();
+    let short = !text.trim().is_empty()
+        && text.lines().count() <= MAX_LINES
+        && text.chars().count() <= MAX_UNSAVED_CHARS;
+    short.then(|| text.to_string())
 }
 
 /// The one file of `outputs` missing from the workspace; `None` when none
@@ -212,6 +238,29 @@ mod tests {
         assert!(offer(&two, &toolbox, Some(&ran("25\n"))).contains(r#""content":"25""#));
         std::fs::write(dir.path().join("answer.txt"), "25").unwrap();
         assert_eq!(offer(&two, &toolbox, Some(&ran("25\n"))), "");
+    }
+
+    #[test]
+    fn what_the_code_wrote_in_its_copy_is_offered_for_that_file() {
+        let (_dir, toolbox) = toolbox();
+        let outputs = vec!["old.txt".to_string()];
+        let wrote = |file: &str, text: &str| JournalEntry {
+            observation: json!({"status": "ok", "data": {"exit_code": 0, "stdout": "",
+                "unsaved_writes": {file: text}}, "error": null})
+            .to_string(),
+            ..ran("")
+        };
+        assert_eq!(
+            offer(&outputs, &toolbox, Some(&wrote("old.txt", "alice\ncarol\n"))),
+            r#"Round 2 (run_code) wrote `old.txt` only in its copy of the workspace, and `old.txt` is not written yet. If what it wrote is what `old.txt` should hold, reply {"thought":"old.txt must hold the answer","action":{"name":"write_file","args":{"path":"old.txt","content":"alice\ncarol"}}}"#
+        );
+        // Computed text is offered even where it does not look like a value.
+        assert!(offer(&outputs, &toolbox, Some(&wrote("old.txt", "name: ana (31)\n")))
+            .contains(r#""content":"name: ana (31)""#));
+        // Another file, or a long one: the printed value, if any, instead.
+        assert_eq!(offer(&outputs, &toolbox, Some(&wrote("other.txt", "x"))), "");
+        let long = "x\n".repeat(MAX_LINES + 1);
+        assert_eq!(offer(&outputs, &toolbox, Some(&wrote("old.txt", &long))), "");
     }
 
     #[test]

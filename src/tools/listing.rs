@@ -78,7 +78,7 @@ impl Workspace {
     /// folder is walked into when `visit` returns true for it and it is not
     /// hidden. Hermes's own folder is skipped; at most [`MAX_VISITED`]
     /// entries are visited.
-    fn walk(&self, mut visit: impl FnMut(&Path, Option<&fs::Metadata>) -> bool) {
+    pub(crate) fn walk(&self, mut visit: impl FnMut(&Path, Option<&fs::Metadata>) -> bool) {
         let mut folders = VecDeque::from([PathBuf::new()]);
         let mut visited = 0;
         while let Some(folder) = folders.pop_front() {

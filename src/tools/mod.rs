@@ -16,6 +16,7 @@ pub mod mcp;
 mod memo;
 mod result;
 pub mod sandbox;
+mod scratch;
 mod spec;
 mod toolbox;
 mod validate;

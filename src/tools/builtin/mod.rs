@@ -7,6 +7,7 @@ mod python_newlines;
 mod python_numbers;
 mod read_file;
 mod run_code;
+mod search_files;
 mod web_search;
 mod write_file;
 
@@ -14,7 +15,8 @@ pub use http_fetch::{is_private, HttpFetch, HttpFetchConfig};
 pub use list_dir::ListDir;
 pub use python_newlines::escape_newlines_in_strings;
 pub use read_file::ReadFile;
-pub use run_code::{RunCode, BRACE_NOTE, COMPOUND_NOTE, REPAIR_NOTE};
+pub use run_code::{RunCode, BRACE_NOTE, COMPOUND_NOTE, REPAIR_NOTE, UNSAVED_NOTE};
+pub use search_files::SearchFiles;
 pub use web_search::{SearchConfigError, SearchProvider, WebSearch};
 pub use write_file::WriteFile;
 
@@ -29,6 +31,7 @@ pub const NAMES: &[&str] = &[
     "read_file",
     "write_file",
     "list_dir",
+    "search_files",
     "run_code",
     "http_fetch",
     "web_search",
@@ -54,12 +57,13 @@ pub async fn register_run_code(
     Ok(())
 }
 
-/// Registers `read_file`, `write_file` and `list_dir`, confined to
-/// `workspace`, and names it as the toolbox's workspace.
+/// Registers `read_file`, `write_file`, `list_dir` and `search_files`,
+/// confined to `workspace`, and names it as the toolbox's workspace.
 pub fn register_file_tools(toolbox: &mut Toolbox, workspace: &Workspace) {
     toolbox.register(ReadFile::new(workspace.clone()));
     toolbox.register(WriteFile::new(workspace.clone()));
     toolbox.register(ListDir::new(workspace.clone()));
+    toolbox.register(SearchFiles::new(workspace.clone()));
     toolbox.set_workspace(workspace.clone());
 }
 

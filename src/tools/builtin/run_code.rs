@@ -1,5 +1,6 @@
 //! `run_code {language, code, timeout_secs?}`: Python or Bash in a bubblewrap sandbox.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -9,6 +10,7 @@ use super::python_compound::{has_inline_body, split_compound_lines, STATEMENT_SP
 use super::python_newlines::escape_newlines_in_strings;
 use super::python_numbers::{compared_text_with_number, error_line, read_as_numbers};
 use crate::tools::sandbox::{self, SandboxConfig};
+use crate::tools::scratch::Scratch;
 use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec};
 
 /// Default wall-clock limit for one run.
@@ -30,6 +32,10 @@ pub const BRACE_NOTE: &str = "the '}' at the end of the code was unmatched and w
 /// Said in the result when compound statements written on one line were
 /// put on lines of their own.
 pub const COMPOUND_NOTE: &str = "statements written on one line were put on lines of their own, with the body of each for/if/with indented below it (Python reads one statement per line)";
+
+/// Said in the result when the code wrote files in its copy of the
+/// workspace (`unsaved_writes`).
+pub const UNSAVED_NOTE: &str = "run_code cannot change the workspace: the files this code wrote (unsaved_writes, with what they hold) were not saved. Save what the goal needs with write_file";
 
 /// Most missing imports added to one program before its error is shown.
 const MAX_ADDED_IMPORTS: usize = 3;
@@ -114,12 +120,12 @@ impl Tool for RunCode {
         if repaired.is_some() {
             notes.push(REPAIR_NOTE.into());
         }
-        let mut output = self.execute(interpreter, &code, timeout).await?;
+        let (mut output, mut unsaved) = self.execute(interpreter, &code, timeout).await?;
         // A `}` closing the JSON written into the code: Python says exactly
         // that, and the program without it is run instead.
         if language == "python" && output.stderr.contains("SyntaxError: unmatched '}'") {
             if let Some(trimmed) = without_trailing_braces(&code) {
-                output = self.execute(interpreter, &trimmed, timeout).await?;
+                (output, unsaved) = self.execute(interpreter, &trimmed, timeout).await?;
                 notes.push(BRACE_NOTE.into());
                 code = trimmed;
             }
@@ -129,11 +135,12 @@ impl Tool for RunCode {
         // instead.
         if language == "python" && output.stderr.contains("SyntaxError") {
             if let Some(split) = self.one_statement_per_line(&code).await {
-                let rerun = self.execute(interpreter, &split, timeout).await?;
+                let (rerun, rerun_unsaved) = self.execute(interpreter, &split, timeout).await?;
                 // A split that Python still cannot read is not kept: the
                 // model sees its own program's error, with the hint below.
                 if !rerun.stderr.contains("SyntaxError") {
                     output = rerun;
+                    unsaved = rerun_unsaved;
                     notes.push(COMPOUND_NOTE.into());
                     code = split;
                 }
@@ -150,7 +157,7 @@ impl Tool for RunCode {
                 break;
             };
             let with_import = format!("{import}\n{code}");
-            output = self.execute(interpreter, &with_import, timeout).await?;
+            (output, unsaved) = self.execute(interpreter, &with_import, timeout).await?;
             code = with_import;
             added.push(import);
         }
@@ -178,14 +185,20 @@ impl Tool for RunCode {
             if self.config.allow_writes {
                 numbers_hint = Some(said);
             } else {
-                output = self.execute(interpreter, &fixed, timeout).await?;
+                (output, unsaved) = self.execute(interpreter, &fixed, timeout).await?;
                 code = fixed;
                 notes.push(said);
             }
         }
         let mut data = serde_json::to_value(&output).unwrap_or(Value::Null);
-        if let (false, Some(fields)) = (notes.is_empty(), data.as_object_mut()) {
-            fields.insert("repaired".into(), json!(notes.join("; ")));
+        if let Some(fields) = data.as_object_mut() {
+            if !notes.is_empty() {
+                fields.insert("repaired".into(), json!(notes.join("; ")));
+            }
+            if !unsaved.is_empty() {
+                fields.insert("unsaved_writes".into(), json!(unsaved));
+                fields.insert("note".into(), json!(UNSAVED_NOTE));
+            }
         }
         let problem = if output.timed_out {
             Some(format!(
@@ -253,26 +266,57 @@ impl RunCode {
         let moved = split_compound_lines(code);
         let base = moved.as_deref().unwrap_or(code);
         let splitter = ["/usr/bin/python3", "-c", STATEMENT_SPLITTER];
-        let split = match self.execute(&splitter, base, SPLITTER_TIMEOUT).await {
+        let split = match sandbox::run(&self.config, &splitter_argv(&splitter, base), SPLITTER_TIMEOUT).await {
             Ok(out) if out.exit_code == Some(0) && !out.stdout.is_empty() => Some(out.stdout),
             _ => None,
         };
         split.or(moved)
     }
 
-    /// Runs `code` with `interpreter` in the sandbox.
+    /// Runs `code` with `interpreter` in the sandbox, and returns with its
+    /// output the files it wrote that were not saved (see [`Scratch`]):
+    /// while the workspace is read-only for code, a small one is copied
+    /// and the copy is the code's working directory, writable.
     async fn execute(
         &self,
         interpreter: &[&str],
         code: &str,
         timeout: Duration,
-    ) -> Result<sandbox::SandboxOutput, ToolError> {
+    ) -> Result<(sandbox::SandboxOutput, BTreeMap<String, String>), ToolError> {
         let mut argv = interpreter.to_vec();
         argv.push(code);
-        sandbox::run(&self.config, &argv, timeout)
+        let scratch = if self.config.allow_writes {
+            None
+        } else {
+            let workspace = self.config.workspace.clone();
+            tokio::task::spawn_blocking(move || Scratch::copy(&workspace))
+                .await
+                .ok()
+                .flatten()
+        };
+        let mut config = self.config.clone();
+        if let Some(scratch) = &scratch {
+            config.workspace = scratch.path().to_path_buf();
+            config.allow_writes = true;
+        }
+        let output = sandbox::run(&config, &argv, timeout)
             .await
-            .map_err(|e| ToolError::new(e.0))
+            .map_err(|e| ToolError::new(e.0))?;
+        let unsaved = match scratch {
+            Some(scratch) => tokio::task::spawn_blocking(move || scratch.written())
+                .await
+                .unwrap_or_default(),
+            None => BTreeMap::new(),
+        };
+        Ok((output, unsaved))
     }
+}
+
+/// The statement splitter's command line for `code`.
+fn splitter_argv<'a>(splitter: &[&'a str], code: &'a str) -> Vec<&'a str> {
+    let mut argv = splitter.to_vec();
+    argv.push(code);
+    argv
 }
 
 /// `code` without the `}`s it ends with (and the whitespace around them),
