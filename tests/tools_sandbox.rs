@@ -23,6 +23,18 @@ fn observation(server: &ScriptedServer, round: usize) -> Value {
         .unwrap_or_else(|e| panic!("observation {round} is not JSON ({e}): {line}"))
 }
 
+/// Runs `hermes run` in `ws` (with `extra` flags) against a scripted model
+/// that makes the one `run_code` call `program` (Python) and then
+/// finishes; returns that call's observation.
+async fn run_once(ws: &std::path::Path, program: &str, extra: &[&str]) -> Value {
+    let server = ScriptedServer::start(vec![code("python", program, 5), finish("ran")]).await;
+    let mut args = vec!["run", "run it", "--workspace", ws.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let run = hermes(&args, &server.base_url).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    observation(&server, 1)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn escapes_are_contained_and_the_agent_carries_on() {
     assert!(
@@ -96,7 +108,11 @@ async fn escapes_are_contained_and_the_agent_carries_on() {
     // the observation says what it wrote, and the workspace is unchanged.
     let wrote = observation(&server, 4);
     assert_eq!(wrote["status"], "ok", "{wrote}");
-    assert_eq!(wrote["data"]["unsaved_writes"], json!({"new.txt": "x"}), "{wrote}");
+    assert_eq!(
+        wrote["data"]["unsaved_writes"],
+        json!({"new.txt": "x"}),
+        "{wrote}"
+    );
     assert_eq!(wrote["data"]["note"], hermes::tools::builtin::UNSAVED_NOTE);
     assert!(!ws.join("new.txt").exists());
     // 5. An infinite loop is killed at its timeout.
@@ -178,25 +194,44 @@ async fn writes_are_allowed_only_when_asked_for() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_line_break_decoded_inside_a_python_string_literal_is_run_as_an_escape() {
+async fn a_file_the_code_writes_in_its_copy_is_offered_for_the_goal_s_missing_file() {
     let ws = tempfile::tempdir().unwrap();
-    // What a model sends when it writes '\n' (not '\\n') inside the JSON
-    // string: after decoding, the literal holds a real line break.
-    let broken = "names = ['ana', 'bo']\nprint(', '.join(names) + '\n', end='')\nprint(\"x\ny\")";
-    let server = ScriptedServer::start(vec![code("python", broken, 5), finish("ran")]).await;
+    std::fs::write(ws.path().join("users.csv"), "name,age\nana,31\nbo,25\n").unwrap();
+    let writes = "import csv\nrows = csv.DictReader(open('users.csv'))\nwith open('old.txt', 'w') as f:\n    f.write('\\n'.join(r['name'] for r in rows if int(r['age']) > 30))";
+    let server = ScriptedServer::start(vec![
+        code("python", writes, 5),
+        decision("write_file", json!({"path": "old.txt", "content": "ana"})),
+        finish("ana"),
+    ])
+    .await;
     let run = hermes(
         &[
             "run",
-            "run it",
+            "Write the names of the users older than 30 to old.txt",
             "--workspace",
             ws.path().to_str().unwrap(),
-            "--json",
         ],
         &server.base_url,
     )
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let seen = observation(&server, 1);
+    let wrote = observation(&server, 1);
+    assert_eq!(wrote["status"], "ok", "{wrote}");
+    assert_eq!(wrote["data"]["unsaved_writes"], json!({"old.txt": "ana"}));
+    let offered = server.prompt_text(1);
+    assert!(
+        offered.contains(r#"Round 1 (run_code) wrote `old.txt` only in its copy of the workspace, and `old.txt` is not written yet. If what it wrote is what `old.txt` should hold, reply {"thought":"old.txt must hold the answer","action":{"name":"write_file","args":{"path":"old.txt","content":"ana"}}}"#),
+        "{offered}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_line_break_decoded_inside_a_python_string_literal_is_run_as_an_escape() {
+    let ws = tempfile::tempdir().unwrap();
+    // What a model sends when it writes '\n' (not '\\n') inside the JSON
+    // string: after decoding, the literal holds a real line break.
+    let broken = "names = ['ana', 'bo']\nprint(', '.join(names) + '\n', end='')\nprint(\"x\ny\")";
+    let seen = run_once(ws.path(), broken, &["--json"]).await;
     assert_eq!(seen["status"], "ok", "{seen}");
     assert_eq!(seen["data"]["stdout"], "ana, bo\nx\ny\n", "{seen}");
     assert_eq!(
@@ -210,14 +245,7 @@ async fn a_stray_closing_brace_after_the_code_is_left_out_and_the_code_runs() {
     let ws = tempfile::tempdir().unwrap();
     // The model closed its JSON one brace early: the code ends in `}`.
     let braced = "total = sum([1, 2, 3])\nprint({'total': total}['total'])}";
-    let server = ScriptedServer::start(vec![code("python", braced, 5), finish("ran")]).await;
-    let run = hermes(
-        &["run", "sum", "--workspace", ws.path().to_str().unwrap()],
-        &server.base_url,
-    )
-    .await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let seen = observation(&server, 1);
+    let seen = run_once(ws.path(), braced, &[]).await;
     assert_eq!(seen["status"], "ok", "{seen}");
     assert_eq!(seen["data"]["stdout"], "6\n", "{seen}");
     assert_eq!(seen["data"]["repaired"], hermes::tools::builtin::BRACE_NOTE);
@@ -271,19 +299,7 @@ async fn csv_text_compared_with_a_number_is_read_as_a_number_and_the_code_runs()
     )
     .unwrap();
     let compared = "import csv\nrows = list(csv.DictReader(open('users.csv')))\nold = sorted(r['name'] for r in rows if r['age'] > 30)\nprint(old)";
-    let server = ScriptedServer::start(vec![code("python", compared, 5), finish("ana, cy")]).await;
-    let run = hermes(
-        &[
-            "run",
-            "older than 30",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-        ],
-        &server.base_url,
-    )
-    .await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let seen = observation(&server, 1);
+    let seen = run_once(ws.path(), compared, &[]).await;
     assert_eq!(seen["status"], "ok", "{seen}");
     assert_eq!(seen["data"]["stdout"], "['ana', 'cy']\n", "{seen}");
     assert_eq!(
@@ -292,20 +308,7 @@ async fn csv_text_compared_with_a_number_is_read_as_a_number_and_the_code_runs()
     );
 
     // Where run_code may write, nothing is rerun: the error says the fix.
-    let server = ScriptedServer::start(vec![code("python", compared, 5), finish("?")]).await;
-    let run = hermes(
-        &[
-            "run",
-            "older than 30",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--allow-code-writes",
-        ],
-        &server.base_url,
-    )
-    .await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let told = observation(&server, 1);
+    let told = run_once(ws.path(), compared, &["--allow-code-writes"]).await;
     assert_eq!(told["status"], "error", "{told}");
     assert!(
         told["error"]

@@ -85,7 +85,9 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
 /// the code, so offered as it is, not only when it looks like a value.
 fn unsaved_write(observation: &str, file: &str) -> Option<String> {
     let envelope: Value = serde_json::from_str(observation).ok()?;
-    let text = envelope["data"]["unsaved_writes"][file].as_str()?.trim_end();
+    let text = envelope["data"]["unsaved_writes"][file]
+        .as_str()?
+        .trim_end();
     let short = !text.trim().is_empty()
         && text.lines().count() <= MAX_LINES
         && text.chars().count() <= MAX_UNSAVED_CHARS;
@@ -251,16 +253,30 @@ mod tests {
             ..ran("")
         };
         assert_eq!(
-            offer(&outputs, &toolbox, Some(&wrote("old.txt", "alice\ncarol\n"))),
+            offer(
+                &outputs,
+                &toolbox,
+                Some(&wrote("old.txt", "alice\ncarol\n"))
+            ),
             r#"Round 2 (run_code) wrote `old.txt` only in its copy of the workspace, and `old.txt` is not written yet. If what it wrote is what `old.txt` should hold, reply {"thought":"old.txt must hold the answer","action":{"name":"write_file","args":{"path":"old.txt","content":"alice\ncarol"}}}"#
         );
         // Computed text is offered even where it does not look like a value.
-        assert!(offer(&outputs, &toolbox, Some(&wrote("old.txt", "name: ana (31)\n")))
-            .contains(r#""content":"name: ana (31)""#));
+        assert!(offer(
+            &outputs,
+            &toolbox,
+            Some(&wrote("old.txt", "name: ana (31)\n"))
+        )
+        .contains(r#""content":"name: ana (31)""#));
         // Another file, or a long one: the printed value, if any, instead.
-        assert_eq!(offer(&outputs, &toolbox, Some(&wrote("other.txt", "x"))), "");
+        assert_eq!(
+            offer(&outputs, &toolbox, Some(&wrote("other.txt", "x"))),
+            ""
+        );
         let long = "x\n".repeat(MAX_LINES + 1);
-        assert_eq!(offer(&outputs, &toolbox, Some(&wrote("old.txt", &long))), "");
+        assert_eq!(
+            offer(&outputs, &toolbox, Some(&wrote("old.txt", &long))),
+            ""
+        );
     }
 
     #[test]

@@ -266,7 +266,13 @@ impl RunCode {
         let moved = split_compound_lines(code);
         let base = moved.as_deref().unwrap_or(code);
         let splitter = ["/usr/bin/python3", "-c", STATEMENT_SPLITTER];
-        let split = match sandbox::run(&self.config, &splitter_argv(&splitter, base), SPLITTER_TIMEOUT).await {
+        let split = match sandbox::run(
+            &self.config,
+            &splitter_argv(&splitter, base),
+            SPLITTER_TIMEOUT,
+        )
+        .await
+        {
             Ok(out) if out.exit_code == Some(0) && !out.stdout.is_empty() => Some(out.stdout),
             _ => None,
         };

@@ -72,7 +72,11 @@ impl Tool for SearchFiles {
 
 /// The matches of `text` in the files under `args.path` (the root without
 /// one), in path order, at most [`MAX_MATCHES`].
-fn search(workspace: &Workspace, args: &Map<String, Value>, text: &str) -> Result<Value, ToolError> {
+fn search(
+    workspace: &Workspace,
+    args: &Map<String, Value>,
+    text: &str,
+) -> Result<Value, ToolError> {
     let (start, shown) = workspace.resolve_arg(args)?;
     if !start.exists() {
         return Err(ToolError::new(format!(
@@ -184,7 +188,10 @@ mod tests {
     async fn matching_lines_come_with_their_path_and_number() {
         let (_dir, ws) = tree(&[
             ("docs/a.md", b"# A\nnothing here\n"),
-            ("docs/b.md", b"# B\nCalled Blue-Falcon inside.\nblue-falcon again\n"),
+            (
+                "docs/b.md",
+                b"# B\nCalled Blue-Falcon inside.\nblue-falcon again\n",
+            ),
             ("notes.txt", b"blue-falcon at the root\n"),
             ("photo.bin", &[0xff, 0xfe, 0x00]),
         ]);
@@ -206,7 +213,10 @@ mod tests {
                 "files_searched": 2,
             })
         );
-        let everywhere = tool.call(args(json!({"text": "BLUE-falcon"}))).await.unwrap();
+        let everywhere = tool
+            .call(args(json!({"text": "BLUE-falcon"})))
+            .await
+            .unwrap();
         assert_eq!(everywhere["matches"].as_array().unwrap().len(), 3);
         assert_eq!(everywhere["files_skipped"], 1);
         let one_file = tool
@@ -224,7 +234,10 @@ mod tests {
             .call(args(json!({"text": "x", "path": "nope"})))
             .await
             .unwrap_err();
-        assert!(missing.message.contains("cannot search `nope`"), "{missing:?}");
+        assert!(
+            missing.message.contains("cannot search `nope`"),
+            "{missing:?}"
+        );
         let outside = tool
             .call(args(json!({"text": "x", "path": "../"})))
             .await
@@ -241,7 +254,10 @@ mod tests {
             .call(args(json!({"text": "y", "path": "a.txt"})))
             .await
             .unwrap_err();
-        assert!(none.message.starts_with("no line of `a.txt` contains `y`"), "{none:?}");
+        assert!(
+            none.message.starts_with("no line of `a.txt` contains `y`"),
+            "{none:?}"
+        );
     }
 
     #[tokio::test]
