@@ -65,6 +65,10 @@ pub fn refusal(
         return None;
     }
     let content = args.get("content").and_then(Value::as_str)?;
+    // "Write only the line `Status: OK`": the goal asks for the label too.
+    if goal.contains(content.trim()) {
+        return None;
+    }
     let (label, value) = labelled(content)?;
     let reply = serde_json::json!({
         "thought": format!("{path} must hold the value alone"),
@@ -175,6 +179,11 @@ mod tests {
         ));
         assert!(left_alone(GOAL, "answer.txt", "code: A\nother: B"));
         assert!(left_alone(GOAL, "notes.txt", "code: ORCHID-42"));
+        assert!(left_alone(
+            "Write only the line Status: OK to answer.txt",
+            "answer.txt",
+            "Status: OK\n"
+        ));
         assert!(left_alone(
             "Write the access code to answer.txt.",
             "answer.txt",
