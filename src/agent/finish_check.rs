@@ -90,7 +90,7 @@ pub fn missing_files(
     };
     outputs
         .iter()
-        .filter(|name| workspace.resolve(name).is_ok_and(|path| !path.exists()))
+        .filter(|name| workspace.lacks(name))
         .cloned()
         .collect()
 }
@@ -107,7 +107,7 @@ pub fn outputs(goal: &str, toolbox: &Toolbox) -> Vec<String> {
     named_files(goal)
         .into_iter()
         .filter(|name| {
-            let absent = workspace.resolve(name).is_ok_and(|path| !path.exists());
+            let absent = workspace.lacks(name);
             let base = name.rsplit('/').next().unwrap_or(name);
             absent && !workspace.holds_file_named(base)
         })

@@ -98,9 +98,7 @@ fn unsaved_write(observation: &str, file: &str) -> Option<String> {
 /// or several are.
 fn one_missing<'o>(outputs: &'o [String], toolbox: &Toolbox) -> Option<&'o String> {
     let workspace = toolbox.workspace()?;
-    let mut missing = outputs
-        .iter()
-        .filter(|name| workspace.resolve(name).is_ok_and(|path| !path.exists()));
+    let mut missing = outputs.iter().filter(|name| workspace.lacks(name));
     let file = missing.next()?;
     missing.next().is_none().then_some(file)
 }

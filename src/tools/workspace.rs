@@ -124,6 +124,12 @@ impl Workspace {
         Ok((path, shown))
     }
 
+    /// Whether `path` (relative to the root) resolves inside the workspace
+    /// and nothing is there yet: a file the run may still have to write.
+    pub fn lacks(&self, path: &str) -> bool {
+        self.resolve(path).is_ok_and(|path| !path.exists())
+    }
+
     /// Whether `path` (absolute, under the root) is in [`STATE_DIR`].
     pub fn is_state(&self, path: &Path) -> bool {
         path.strip_prefix(&self.root)
