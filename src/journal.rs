@@ -67,7 +67,19 @@ pub struct JournalEntry {
     /// by commas), so a report tells injected failures from real ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub injected: Option<String>,
+    /// The steer that answered this round's decision instead of letting it
+    /// act (`finish_check`, `read_check`, ...; see `agent::steer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steered_by: Option<String>,
+    /// The tool result's `data` as JSON, for a call that succeeded and
+    /// whose data fits [`KEPT_DATA_CHARS`] (the observation may be cut;
+    /// this is what steers read, never the printed text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
 }
+
+/// Most characters of a result's data kept whole in its journal line.
+pub const KEPT_DATA_CHARS: usize = 16 * 1024;
 
 impl JournalEntry {
     /// An entry for `action` with `args` (hash computed), status `ok`, and
@@ -91,6 +103,8 @@ impl JournalEntry {
             evidence: None,
             raw: None,
             injected: None,
+            steered_by: None,
+            data: None,
         }
     }
 

@@ -40,6 +40,7 @@ fn main() {
         Command::Plan(args) => args.trace.clone(),
         Command::Node(args) => args.trace.clone(),
         Command::Roles(_)
+        | Command::Steers(_)
         | Command::Eval(_)
         | Command::Memory(_)
         | Command::Model(_)
@@ -75,6 +76,7 @@ fn main() {
                 cli::node::execute(args, matches.subcommand_matches("node")).await
             }
             Command::Roles(args) => cli::roles::execute(args).await,
+            Command::Steers(args) => cli::steers::execute(&args),
             Command::Memory(args) => cli::memory::execute(args).await,
             Command::Model(args) => cli::model_files::execute(args).await,
             Command::Bench(args) => cli::bench::execute(args).await,

@@ -157,7 +157,7 @@ async fn json_report_counts_passes_pass_hat_k_categories_and_stops() {
     );
     assert_eq!(
         summary["stops"],
-        json!({"finished": 6, "max_rounds": 3, "repetition": 0, "timeout": 0, "error": 0})
+        json!({"finished": 6, "incomplete": 0, "max_rounds": 3, "repetition": 0, "timeout": 0, "error": 0})
     );
     // Every run took 2 rounds, i.e. 2 requests of 10 + 5 tokens.
     assert_eq!(summary["mean_rounds"], json!(2.0));
@@ -583,13 +583,13 @@ async fn shipped_script_solves_every_shipped_task_and_seeded_faults_give_a_fixed
     // the runtime recovers differently, and CI's floor needs a look too.
     // (0.75 until the read check was on by default: it refuses empty-csv's
     // write after the read hit a fault, and a script cannot read again;
-    // EVALS.md, section 1.)
+    // 0.688 on the 16 tasks before the suite grew to 45; EVALS.md, section 1.)
     let faults = ["--faults", "tool_error=0.2,llm_non_json=0.2", "--seed", "7"];
     let a = eval_shipped(&faults).await;
     let b = eval_shipped(&faults).await;
     assert_eq!(
         a["summary"]["success_rate"],
-        json!(0.688),
+        json!(0.622),
         "{}",
         a["summary"]
     );

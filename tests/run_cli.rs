@@ -134,35 +134,54 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
         "{}",
         server.prompt_text(2)
     );
-    // A second finish ends the run whatever the workspace holds; a
-    // refused answer that is a sentence, not a value, is not offered.
+    // A second finish ends the run, but not as `finished`: the goal's file
+    // is missing, so it is `incomplete` (exit 3), the model's result kept.
+    // A refused answer that is a sentence, not a value, is not offered.
     let ws = workspace();
     let server = ScriptedServer::start(vec![
         finish("I could not find out what to write there."),
         finish("cannot, really"),
     ])
     .await;
-    let outcome = run_in(goal, ws.path(), &server, &["--json"])
-        .await
-        .outcome();
+    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
+    let outcome = run.outcome();
     assert!(server
         .prompt_text(1)
         .ends_with("Round 2 of 20. Reply with one JSON object."));
-    assert_eq!(outcome["status"], "finished");
+    assert_eq!(outcome["status"], "incomplete");
+    assert_eq!(outcome["missing"], json!(["answer.txt"]));
     assert_eq!(outcome["result"], "cannot, really");
     assert_eq!(outcome["rounds"], 2);
+    assert!(
+        outcome["progress"]
+            .as_str()
+            .unwrap()
+            .contains("Status: incomplete after 2 rounds"),
+        "{outcome}"
+    );
     // `--no-write-offer`: a value is not offered either.
     let server = ScriptedServer::start(vec![finish("hello"), finish("hello")]).await;
     run_in(goal, ws.path(), &server, &["--json", "--no-write-offer"]).await;
     assert!(server
         .prompt_text(1)
         .ends_with("Round 2 of 20. Reply with one JSON object."));
-    // Turned off, the first finish ends it.
+    // Turned off (the old flag or `--no-steer`), the first finish ends it,
+    // still `incomplete`: the status does not depend on the steers.
+    for off in [&["--no-finish-check"][..], &["--no-steer", "finish_check"]] {
+        let server = ScriptedServer::start(vec![finish("hello")]).await;
+        let mut args = vec!["--json"];
+        args.extend_from_slice(off);
+        let outcome = run_in(goal, ws.path(), &server, &args).await.outcome();
+        assert_eq!(outcome["rounds"], 1);
+        assert_eq!(outcome["status"], "incomplete");
+    }
+    // An unknown steer is a usage error that names the known ones.
     let server = ScriptedServer::start(vec![finish("hello")]).await;
-    let outcome = run_in(goal, ws.path(), &server, &["--json", "--no-finish-check"])
-        .await
-        .outcome();
-    assert_eq!(outcome["rounds"], 1);
+    let run = run_in(goal, ws.path(), &server, &["--steer", "finsh_check=off"]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("finish_check"), "{}", run.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -241,6 +241,7 @@ mod tests {
                 tools: None,
                 model: None,
                 limits: RoleLimits::default(),
+                steer: Default::default(),
             },
             llm: Arc::new(ScriptedLlm::new(answers)),
             toolbox: Arc::new(Toolbox::new()),

@@ -8,12 +8,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::limits::Limits;
+use crate::agent::steer::Steers;
+use crate::limits::{Limits, LimitsOverlay};
 
 /// One executor role.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,43 +31,31 @@ pub struct Role {
     /// Model for this role; omitted means the run's model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Limits for this role's loops; omitted fields keep the run's limits.
-    #[serde(default)]
-    pub limits: RoleLimits,
+    /// Limits for this role's loops (`[limits]`); omitted fields keep the
+    /// run's limits.
+    #[serde(default, skip_serializing_if = "LimitsOverlay::is_empty")]
+    pub limits: LimitsOverlay,
+    /// The loop's steers switched on or off for this role (`[steer]`,
+    /// `read_check = false`); see `hermes steers`.
+    #[serde(default, skip_serializing_if = "Steers::is_empty")]
+    pub steer: Steers,
 }
 
-/// Per-role overrides of [`Limits`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RoleLimits {
-    /// Round budget of one executor loop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_rounds: Option<u32>,
-    /// Wall-clock budget of one executor loop, in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_secs: Option<u64>,
-    /// Sampling temperature.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f32>,
-    /// Rounds between reflections (0: none); see `agent::reflect`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reflect_every: Option<u32>,
-}
+/// Per-role overrides of [`Limits`]: the one overlay type.
+pub type RoleLimits = LimitsOverlay;
 
 impl Role {
+    /// What this role changes: its `[limits]` with its `[steer]` table on top.
+    pub fn overlay(&self) -> LimitsOverlay {
+        self.limits.then(&LimitsOverlay {
+            steer: self.steer.clone(),
+            ..LimitsOverlay::default()
+        })
+    }
+
     /// `base` with this role's overrides applied.
     pub fn limits_over(&self, base: &Limits) -> Limits {
-        Limits {
-            max_rounds: self.limits.max_rounds.unwrap_or(base.max_rounds),
-            timeout: self
-                .limits
-                .timeout_secs
-                .map(Duration::from_secs)
-                .unwrap_or(base.timeout),
-            temperature: self.limits.temperature.unwrap_or(base.temperature),
-            reflect_every: self.limits.reflect_every.unwrap_or(base.reflect_every),
-            ..base.clone()
-        }
+        self.overlay().apply(base)
     }
 
     /// Checks the fields a TOML parser cannot: non-empty text, known tools, sane limits.
@@ -99,19 +87,11 @@ impl Role {
                 ));
             }
         }
-        if self.limits.max_rounds == Some(0) {
-            return Err(field("limits.max_rounds", "must be at least 1".into()));
+        if let Err(e) = self.limits.check() {
+            return Err(field(&format!("limits.{}", e.field), e.problem));
         }
-        if self.limits.timeout_secs == Some(0) {
-            return Err(field("limits.timeout_secs", "must be at least 1".into()));
-        }
-        if let Some(t) = self.limits.temperature {
-            if !(0.0..=2.0).contains(&t) {
-                return Err(field(
-                    "limits.temperature",
-                    format!("must be between 0 and 2, got {t}"),
-                ));
-            }
+        if let Err(e) = self.steer.check() {
+            return Err(field("steer", e.to_string()));
         }
         Ok(())
     }
@@ -242,6 +222,8 @@ pub fn parse_role(text: &str) -> Result<Role, RoleError> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     const TOOLS: &[&str] = &["read_file", "write_file", "list_dir"];

@@ -16,8 +16,13 @@ use crate::limits::Limits;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopStatus {
-    /// The model called `finish`.
+    /// The model called `finish`, and every file the goal asks the run to
+    /// write is there.
     Finished,
+    /// The model called `finish` while a file the goal asks the run to
+    /// write is missing (named in the outcome's `missing`): the model's
+    /// result is kept, the status says the work is not done.
+    Incomplete,
     /// The round budget ran out.
     MaxRounds,
     /// The model kept repeating the same action.
@@ -35,6 +40,7 @@ impl StopStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             StopStatus::Finished => "finished",
+            StopStatus::Incomplete => "incomplete",
             StopStatus::MaxRounds => "max_rounds",
             StopStatus::Repetition => "repetition",
             StopStatus::Timeout => "timeout",

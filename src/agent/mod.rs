@@ -14,20 +14,16 @@
 pub mod act;
 pub mod decide;
 pub mod evidence;
-pub mod finish_check;
 pub mod guard;
-pub mod label_check;
 pub mod memory;
 pub mod observe;
 mod outcome;
 pub mod perceive;
 pub mod progress;
-pub mod read_check;
 pub mod reflect;
-pub mod repeat;
 mod run;
+pub mod steer;
 pub mod survey;
-pub mod write_offer;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -100,7 +96,7 @@ impl Agent {
     }
 
     /// Reads the files a run must write from `text` instead of the whole
-    /// goal (see [`finish_check`]): an executor passes its subtask's own
+    /// goal (see [`steer::GoalFiles`]): an executor passes its subtask's own
     /// goal, not the larger task and the other results its goal quotes,
     /// which name files other subtasks write.
     pub fn with_outputs_named_in(mut self, text: impl Into<String>) -> Self {

@@ -33,6 +33,10 @@ pub struct Outcome {
     /// The error that ended the run, for status `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// For status `incomplete`: the goal's files the run was to write and
+    /// did not (workspace paths).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
     /// The OpenTelemetry trace id (32 hex characters), when traced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
@@ -63,6 +67,7 @@ impl Outcome {
             status,
             result: None,
             error,
+            missing: Vec::new(),
         };
         ending.into_outcome(goal, journal, usage, elapsed)
     }
@@ -79,6 +84,8 @@ pub(crate) struct Ending {
     pub(crate) status: StopStatus,
     pub(crate) result: Option<String>,
     pub(crate) error: Option<String>,
+    /// For status `incomplete`: the goal's files still missing.
+    pub(crate) missing: Vec<String>,
 }
 
 impl Ending {
@@ -88,6 +95,7 @@ impl Ending {
             status,
             result: None,
             error: None,
+            missing: Vec::new(),
         }
     }
 
@@ -97,6 +105,7 @@ impl Ending {
             status: StopStatus::Error,
             result: None,
             error: Some(message),
+            missing: Vec::new(),
         }
     }
 
@@ -106,6 +115,18 @@ impl Ending {
             status: StopStatus::Finished,
             result: Some(result),
             error: None,
+            missing: Vec::new(),
+        }
+    }
+
+    /// A `finish` with `result` while the goal's files `missing` are not
+    /// in the workspace.
+    pub(crate) fn incomplete(result: String, missing: Vec<String>) -> Self {
+        Self {
+            status: StopStatus::Incomplete,
+            result: Some(result),
+            error: None,
+            missing,
         }
     }
 
@@ -117,7 +138,14 @@ impl Ending {
         usage: Usage,
         elapsed: std::time::Duration,
     ) -> Outcome {
-        let progress = progress_report(goal, self.status, &journal, elapsed, self.error.as_deref());
+        let progress = progress_report(
+            goal,
+            self.status,
+            &journal,
+            elapsed,
+            self.error.as_deref(),
+            &self.missing,
+        );
         Outcome {
             status: self.status,
             result: self.result,
@@ -128,6 +156,7 @@ impl Ending {
             reflections: 0,
             memory: None,
             error: self.error,
+            missing: self.missing,
             trace_id: None,
             journal,
         }

@@ -187,9 +187,9 @@ impl RenderedRounds {
 /// `history[i]`'s), and `written`: when not empty, what the closing request
 /// says after the last round, in place of the usual "do not repeat it"
 /// after a success (the run's output files are all there, see
-/// [`finish_check::written_note`](super::finish_check::written_note); or a
+/// [`finish_check::written_note`](super::steer::finish_check::written_note); or a
 /// value to write, see
-/// [`write_offer::offer`](super::write_offer::offer)).
+/// [`write_offer::offer`](super::steer::write_offer::offer)).
 pub fn messages_rendered(
     system: &str,
     opening_text: Opening<'_>,

@@ -22,6 +22,7 @@ pub fn progress_report(
     entries: &[JournalEntry],
     elapsed: Duration,
     error: Option<&str>,
+    missing: &[String],
 ) -> String {
     let mut r = format!("Goal: {goal}\n");
     let rounds = entries.len();
@@ -38,6 +39,12 @@ pub fn progress_report(
         StopStatus::Cancelled => {
             writeln!(r, "Status: cancelled after {rounds} rounds in {secs:.1}s.")
         }
+        StopStatus::Incomplete => writeln!(
+            r,
+            "Status: incomplete after {rounds} rounds in {secs:.1}s: the model finished, but the goal's {} still missing: {}.",
+            if missing.len() == 1 { "file is" } else { "files are" },
+            missing.join(", ")
+        ),
         other => writeln!(
             r,
             "Status: stopped by the {} guard after {rounds} rounds in {secs:.1}s.",

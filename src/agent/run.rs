@@ -14,16 +14,14 @@ use super::decide::Decided;
 use super::guard::{self, StopStatus};
 use super::outcome::Ending;
 use super::reflect::{self, Reflection};
-use super::{
-    act, decide, evidence, finish_check, label_check, memory, observe, perceive, read_check,
-    repeat, survey, write_offer, Agent,
-};
+use super::steer::{self, Gate, GoalFiles, SteerContext};
+use super::{act, decide, evidence, memory, observe, perceive, Agent};
 use crate::decision::Decision;
-use crate::journal::{Journal, JournalEntry, UNPARSED};
+use crate::journal::{Journal, JournalEntry, KEPT_DATA_CHARS, UNPARSED};
 use crate::limits::Limits;
 use crate::llm::{traced_chat, ChatMessage, ChatRequest, Usage};
 use crate::telemetry;
-use crate::tools::{ToolResult, ToolStatus};
+use crate::tools::{ToolEffect, ToolResult, ToolStatus};
 
 /// The state of one run.
 pub(crate) struct Run<'a> {
@@ -39,14 +37,12 @@ pub(crate) struct Run<'a> {
     pub(crate) reflections: Vec<Reflection>,
     /// The notes of earlier tasks that open the conversation (may be empty).
     notes: String,
-    /// What the workspace held before the first round (may be empty).
-    workspace: String,
-    /// The files the goal names that were absent before the first round:
-    /// what the run is expected to write (see [`finish_check`]).
-    outputs: Vec<String>,
-    /// The files the goal names that were in the workspace before the
-    /// first round: what the run is expected to read (see [`read_check`]).
-    inputs: Vec<String>,
+    /// What the steers showed after the goal before the first round (the
+    /// workspace's files; may be empty).
+    opening: String,
+    /// The files the goal names, split into outputs and inputs before the
+    /// first round (empty unless a steer on needs them).
+    files: GoalFiles,
     /// Each journalled round's prompt text, rendered once.
     rendered: perceive::RenderedRounds,
 }
@@ -69,9 +65,8 @@ impl<'a> Run<'a> {
             usage: Usage::default(),
             reflections: Vec::new(),
             notes: String::new(),
-            workspace: String::new(),
-            outputs: Vec::new(),
-            inputs: Vec::new(),
+            opening: String::new(),
+            files: GoalFiles::default(),
             rendered: perceive::RenderedRounds::default(),
         }
     }
@@ -90,48 +85,38 @@ impl<'a> Run<'a> {
         Some(recalled.ids)
     }
 
-    /// Looks at the workspace before the first round: lists it for the
-    /// first prompt (see [`survey`]) and notes which files the goal names
-    /// are not there yet (see [`finish_check`]), as far as the limits ask
-    /// for either. Bounded by the run's clock and cancellation; a listing
-    /// cut short shows nothing, and the first round then ends the run.
+    /// Before the first round: reads the goal's files when a steer on
+    /// needs them, and asks the steers on for their opening blocks (the
+    /// workspace's files, see [`steer::workspace_listing`]). Bounded by the
+    /// run's clock and cancellation; an opening cut short shows nothing,
+    /// and the first round then ends the run.
     pub(crate) async fn survey(&mut self) {
-        let limits = &self.agent.limits;
-        if limits.finish_check || limits.read_check || limits.label_check {
-            self.outputs = finish_check::outputs(self.named_in(), &self.agent.toolbox);
-        }
-        if limits.read_check {
-            self.inputs = read_check::inputs(self.named_in(), &self.agent.toolbox, &self.outputs);
-        }
-        if !limits.workspace_listing {
-            return;
+        let steers = &self.agent.limits.steer;
+        // Read whenever the run can write files: the finish is checked
+        // against them (`incomplete`), whichever steers are on.
+        let toolbox = &self.agent.toolbox;
+        if steer::need_goal_files(steers) || toolbox.first_with(ToolEffect::Writes).is_some() {
+            self.files = GoalFiles::of(self.named_in(), toolbox);
         }
         let first_round = self.journal.entries().len() as u32 + 1;
-        let listed = survey::workspace_block(&self.agent.toolbox, first_round);
-        self.workspace = self.bounded(listed).await.unwrap_or_default();
+        let cx = self.steer_context();
+        let opening = steer::opening(steers, &cx, first_round);
+        let opening = self.bounded(opening).await.unwrap_or_default();
+        self.opening = opening;
     }
 
-    /// The note that answers `decision` instead of carrying it out, when it
-    /// writes a file before anything was read (see [`read_check`]) or
-    /// writes a labelled value where the goal asks for just the value (see
-    /// [`label_check`]), as far as the limits ask for either.
-    fn refused_write(&self, decision: &Decision) -> Option<String> {
-        let limits = &self.agent.limits;
-        let history = self.journal.entries();
-        if limits.read_check {
-            let unread = read_check::unread(&self.inputs, decision, history);
-            if !unread.is_empty() {
-                let target = decision.action.args.get("path").and_then(|p| p.as_str());
-                return Some(read_check::note(&unread, target.unwrap_or("the file")));
-            }
+    /// What the steers see of this run now.
+    fn steer_context(&self) -> SteerContext<'_> {
+        SteerContext {
+            goal: self.named_in(),
+            files: &self.files,
+            toolbox: &self.agent.toolbox,
+            history: self.journal.entries(),
+            limits: &self.agent.limits,
         }
-        if limits.label_check {
-            return label_check::refusal(self.named_in(), &self.outputs, decision, history);
-        }
-        None
     }
 
-    /// The text whose file names the finish check reads.
+    /// The text whose file names the steers read.
     fn named_in(&self) -> &str {
         self.agent.outputs_named_in.as_deref().unwrap_or(self.goal)
     }
@@ -166,58 +151,31 @@ impl<'a> Run<'a> {
         // The phases' futures are boxed: inline, the round's future was as
         // large as its largest phase (about 2.6 KB), and 100,000 waiting
         // loops hold one each; boxed, only the phase under way takes space.
-        let (decided, reasked) = match Box::pin(self.decide_with_repeat_guidance(messages)).await {
+        let (decided, reasked, gate) = match Box::pin(self.decide_and_gate(messages)).await {
             Ok(decided) => decided,
             Err(ending) => return Some(ending),
         };
         let limits = &self.agent.limits;
-        // A second answer that repeats a call too is refused, not run.
-        let refused = self
-            .repeated(&decided)
-            .filter(|_| reasked)
-            .map(|e| (e.round, repeat::refusal(e)));
         let evidence = decided
             .decision
             .as_ref()
             .ok()
             .and_then(|decision| self.check_evidence(round, decision))
             .map(|why| format!("flagged: {why}"));
-        let refused_write = match &decided.decision {
-            Ok(decision) => self.refused_write(decision),
-            Err(_) => None,
-        };
         let mut finished = None;
-        let entry = match (decided.decision, refused) {
-            (Ok(decision), _) if decision.is_finish() => {
-                let missing = if limits.finish_check {
-                    finish_check::missing_files(
-                        &self.outputs,
-                        &self.agent.toolbox,
-                        self.journal.entries(),
-                    )
-                } else {
-                    Vec::new()
-                };
-                if missing.is_empty() {
-                    let result = decision.result.clone().unwrap_or_default();
-                    let entry =
-                        entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
-                    finished = Some(result);
-                    entry
-                } else {
-                    let note = ToolResult::error(finish_check::note(&missing));
-                    entry_for(round, &decision, &note, limits)
-                }
-            }
-            (Ok(decision), Some((earlier, refusal))) => JournalEntry {
-                repeat_of: Some(earlier),
-                ..entry_for(round, &decision, &refusal, limits)
+        let entry = match (decided.decision, gate) {
+            (Ok(decision), Some((by, Gate::Refuse { note, repeat_of }))) => JournalEntry {
+                repeat_of,
+                steered_by: Some(by.to_string()),
+                ..entry_for(round, &decision, &ToolResult::error(note), limits)
             },
-            (Ok(decision), None) if refused_write.is_some() => {
-                let note = ToolResult::error(refused_write.unwrap_or_default());
-                entry_for(round, &decision, &note, limits)
+            (Ok(decision), _) if decision.is_finish() => {
+                let result = decision.result.clone().unwrap_or_default();
+                let entry = entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
+                finished = Some(result);
+                entry
             }
-            (Ok(decision), None) => {
+            (Ok(decision), _) => {
                 let acted = act::act(&self.agent.toolbox, &decision.action);
                 let (result, took) = match Box::pin(self.bounded(acted)).await {
                     Ok(done) => done,
@@ -248,7 +206,13 @@ impl<'a> Run<'a> {
         }))
         .await;
         if let Some(result) = finished {
-            return Some(Ending::finished(result));
+            // The status says whether the work is done, whatever the model
+            // says: a goal's file still missing makes it `incomplete`.
+            let missing = self.files.missing(&self.agent.toolbox);
+            if missing.is_empty() {
+                return Some(Ending::finished(result));
+            }
+            return Some(Ending::incomplete(result, missing));
         }
         if let Some(stop) = guard::check(self.journal.entries(), limits) {
             return Some(Ending::stop(stop));
@@ -261,29 +225,13 @@ impl<'a> Run<'a> {
 
     /// The conversation the next decision is asked from.
     fn conversation(&mut self) -> Vec<ChatMessage> {
+        let closing = steer::closing(&self.agent.limits.steer, &self.steer_context());
         let history = self.journal.entries();
         let rendered = self.rendered.sync(history, self.agent.limits.history);
         let opening = perceive::Opening {
             notes: &self.notes,
             goal: self.goal,
-            workspace: &self.workspace,
-        };
-        let last = history.last();
-        let toolbox = &self.agent.toolbox;
-        let limits = &self.agent.limits;
-        let steer = if !limits.finish_check {
-            String::new()
-        } else {
-            let written = if last.is_some_and(JournalEntry::is_error) {
-                String::new()
-            } else {
-                finish_check::written_note(&self.outputs, toolbox)
-            };
-            if written.is_empty() && limits.write_offer {
-                write_offer::offer(&self.outputs, toolbox, last)
-            } else {
-                written
-            }
+            workspace: &self.opening,
         };
         perceive::messages_rendered(
             &self.system,
@@ -292,7 +240,7 @@ impl<'a> Run<'a> {
             rendered,
             &self.reflections,
             &self.agent.limits,
-            &steer,
+            &closing,
         )
     }
 
@@ -358,25 +306,26 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Decides; when the decision repeats a recent call exactly (and repeat
-    /// guidance is on), asks once more with a note on what that call
-    /// returned. Returns the decision to act on and whether it was re-asked.
-    async fn decide_with_repeat_guidance(
+    /// Decides, and asks the steers on whether the decision may act; when
+    /// one asks for it, asks the model once more with its note and gates
+    /// the second answer. Returns the decision, whether it was re-asked,
+    /// and the steer that answered it instead of letting it act, if one did.
+    async fn decide_and_gate(
         &mut self,
-        mut messages: Vec<ChatMessage>,
-    ) -> Result<(Decided, bool), Ending> {
-        if !self.agent.limits.repeat_guidance {
-            // No re-ask possible: the conversation need not be kept.
-            return Ok((self.decide(messages).await?, false));
-        }
-        let first = self.decide(messages.clone()).await?;
-        let Some(note) = self.repeated(&first).map(repeat::reask_note) else {
-            return Ok((first, false));
+        messages: Vec<ChatMessage>,
+    ) -> Result<(Decided, bool, Option<(&'static str, Gate)>), Ending> {
+        let steers = &self.agent.limits.steer;
+        // The conversation is kept only when a re-ask is possible.
+        let kept = steer::may_reask(steers).then(|| messages.clone());
+        let first = self.decide(messages).await?;
+        let gate = self.gate(&first, false);
+        let (Some(mut messages), Some((_, Gate::Reask(note)))) = (kept, &gate) else {
+            return Ok((first, false, gate));
         };
         if let Ok(decision) = &first.decision {
             messages.push(ChatMessage::assistant(perceive::decision_json(decision)));
         }
-        messages.push(ChatMessage::user(note));
+        messages.push(ChatMessage::user(note.clone()));
         let again = self.decide(messages).await?;
         let mut usage = first.usage;
         usage += again.usage;
@@ -386,17 +335,19 @@ impl<'a> Run<'a> {
             regenerated: first.regenerated || again.regenerated,
             decision: again.decision,
         };
-        Ok((decided, true))
+        let gate = self.gate(&decided, true);
+        Ok((decided, true, gate))
     }
 
-    /// The recent round whose call `decided` repeats exactly, when repeat
-    /// guidance is on.
-    fn repeated(&self, decided: &Decided) -> Option<&JournalEntry> {
-        if !self.agent.limits.repeat_guidance {
-            return None;
-        }
-        let decision = decided.decision.as_ref().ok().filter(|d| !d.is_finish())?;
-        repeat::repeated_round(self.journal.entries(), &decision.action, &self.agent.limits)
+    /// The steer that answers `decided` instead of letting it act.
+    fn gate(&self, decided: &Decided, reasked: bool) -> Option<(&'static str, Gate)> {
+        let decision = decided.decision.as_ref().ok()?;
+        steer::gate(
+            &self.agent.limits.steer,
+            &self.steer_context(),
+            decision,
+            reasked,
+        )
     }
 
     /// Records a round: span attributes, the caller's callback, the journal.
@@ -431,10 +382,16 @@ fn entry_for(
     result: &ToolResult,
     limits: &Limits,
 ) -> JournalEntry {
+    let kept = |data: &serde_json::Value| {
+        !data.is_null() && serde_json::to_string(data).is_ok_and(|t| t.len() <= KEPT_DATA_CHARS)
+    };
     JournalEntry {
         status: result.status,
         observation: observe::observation_text(result, limits),
         repaired: decision.repaired,
+        data: Some(&result.data)
+            .filter(|data| result.status == ToolStatus::Ok && kept(data))
+            .cloned(),
         ..JournalEntry::new(
             round,
             &decision.thought,

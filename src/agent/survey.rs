@@ -9,10 +9,8 @@
 //! the whole run (and so a cached prefix).
 //!
 //! Only a toolbox that names its workspace ([`Toolbox::workspace`]) and
-//! offers a tool that reads it gets one; [`Limits::workspace_listing`]
-//! turns it off.
-//!
-//! [`Limits::workspace_listing`]: crate::limits::Limits::workspace_listing
+//! offers a tool that sees it ([`ToolEffect::sees_workspace`](crate::tools::ToolEffect::sees_workspace)) gets one;
+//! the `workspace_listing` steer (`agent::steer`) turns it off.
 
 use std::fmt::Write as _;
 
@@ -21,21 +19,15 @@ use crate::tools::{Listing, Toolbox};
 /// Most entries the list shows; `list_dir` shows the rest.
 pub const LISTED_ENTRIES: usize = 40;
 
-/// Tools through which the model sees the workspace's files: without one,
-/// a listing would name files it cannot open.
-const READING_TOOLS: [&str; 3] = ["read_file", "list_dir", "run_code"];
-
 /// The workspace block for a run whose next round is `first_round`, or
 /// an empty string when `toolbox` has no workspace or no tool that reads it.
 pub async fn workspace_block(toolbox: &Toolbox, first_round: u32) -> String {
     let Some(workspace) = toolbox.workspace().cloned() else {
         return String::new();
     };
-    if !toolbox
-        .names()
-        .iter()
-        .any(|name| READING_TOOLS.contains(name))
-    {
+    // Without a tool that sees the workspace, a listing would name files
+    // the model cannot open.
+    if !toolbox.specs().any(|spec| spec.effect.sees_workspace()) {
         return String::new();
     }
     match tokio::task::spawn_blocking(move || workspace.listing(LISTED_ENTRIES)).await {

@@ -218,6 +218,7 @@ fn roles(count: usize, tools: &[&str]) -> Result<RoleRegistry, PlanBenchError> {
             tools: Some(vec!["read_file".into()]),
             model: None,
             limits: RoleLimits::default(),
+            steer: Default::default(),
         };
         registry
             .register(role, tools)

@@ -1,6 +1,7 @@
 //! Exit codes: the CLI's contract with scripts, in one place.
 //!
-//! 0: the agent finished. 3: stopped by a guard or a deadline with partial
+//! 0: the agent finished. 3: stopped by a guard or a deadline, or ended
+//! `incomplete` (a file the goal asks for is missing), with partial
 //! results (a progress report is printed). 1: an error (bad flags, bad
 //! config, unreachable model, no plan). 130: interrupted with Ctrl-C.
 
@@ -20,7 +21,10 @@ pub const INTERRUPTED: i32 = 130;
 pub fn for_run(status: StopStatus) -> i32 {
     match status {
         StopStatus::Finished => OK,
-        StopStatus::MaxRounds | StopStatus::Repetition | StopStatus::Timeout => STOPPED,
+        StopStatus::MaxRounds
+        | StopStatus::Repetition
+        | StopStatus::Timeout
+        | StopStatus::Incomplete => STOPPED,
         StopStatus::Cancelled => INTERRUPTED,
         StopStatus::Error => ERROR,
     }
@@ -45,6 +49,7 @@ mod tests {
         assert_eq!(for_run(StopStatus::Repetition), 3);
         assert_eq!(for_run(StopStatus::Timeout), 3);
         assert_eq!(for_run(StopStatus::MaxRounds), 3);
+        assert_eq!(for_run(StopStatus::Incomplete), 3);
         assert_eq!(for_run(StopStatus::Error), 1);
         assert_eq!(for_run(StopStatus::Cancelled), 130);
         assert_eq!(for_task(TaskStatus::Finished), 0);

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use clap::Args;
+use hermes::agent::steer::Steers;
 use hermes::limits::{HistoryLayout, Limits};
 
 use super::output::parse_seconds;
@@ -21,11 +22,6 @@ pub struct LimitArgs {
     /// Sampling temperature.
     #[arg(long, default_value_t = Limits::default().temperature)]
     pub temperature: f32,
-    /// Answer a decision that repeats a recent call exactly: ask the model
-    /// once more with a note on what that call returned, and refuse a
-    /// second repeat without running it (off by default; see EVALS.md).
-    #[arg(long)]
-    pub repeat_guidance: bool,
     /// Ask the model to cite the round of any result it relies on, and warn
     /// it when the evidence check flags a thought (flags are journalled and
     /// counted either way; off by default, see EVALS.md).
@@ -41,30 +37,38 @@ pub struct LimitArgs {
     /// decision replayed as an assistant turn; see EVALS.md, section 9).
     #[arg(long, value_name = "LAYOUT", default_value = "log")]
     pub history: HistoryLayout,
-    /// Do not show the workspace's files in the first prompt (by default
-    /// the loop lists them before round 1; see EVALS.md, section 12).
+    #[command(flatten)]
+    pub steers: SteerArgs,
+}
+
+/// The steers' switches on the command line (`run`, `eval`, `plan`,
+/// `node`): `--steer NAME=on|off`, `--no-steer NAME`, and the older
+/// one-steer flags as aliases.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SteerArgs {
+    /// Switch a steer of the loop on or off: `NAME=on|off` (repeatable;
+    /// `hermes steers` lists them with their defaults).
+    #[arg(long = "steer", value_name = "NAME=on|off", value_parser = parse_switch)]
+    pub steer: Vec<(String, bool)>,
+    /// Switch a steer off (repeatable; the same as `--steer NAME=off`).
+    #[arg(long = "no-steer", value_name = "NAME", value_parser = parse_off)]
+    pub no_steer: Vec<(String, bool)>,
+    /// Alias of `--steer repeat_guidance=on`.
+    #[arg(long)]
+    pub repeat_guidance: bool,
+    /// Alias of `--no-steer workspace_listing`.
     #[arg(long)]
     pub no_workspace_listing: bool,
-    /// End the run at the model's first `finish` even while a file the
-    /// goal names is missing from the workspace (by default that `finish`
-    /// is answered with a note, once; see EVALS.md, section 12).
+    /// Alias of `--no-steer finish_check`.
     #[arg(long)]
     pub no_finish_check: bool,
-    /// Carry out a run's first `write_file` even while the goal names input
-    /// files and no call has read anything yet (by default that write is
-    /// answered with a note, once; see EVALS.md, section 14).
+    /// Alias of `--no-steer read_check`.
     #[arg(long)]
     pub no_read_check: bool,
-    /// Do not spell out the `write_file` reply that saves a value in the
-    /// goal's missing file (by default, after `run_code` printed a value or
-    /// a refused `finish` gave one, the next request offers it; see
-    /// EVALS.md, section 14).
+    /// Alias of `--no-steer write_offer`.
     #[arg(long)]
     pub no_write_offer: bool,
-    /// Carry out a write of a labelled value (`code: X`) into the goal's
-    /// file even where the goal asks for just the value (by default the
-    /// first such write is answered with the write of the value alone,
-    /// spelled out; see EVALS.md, section 15).
+    /// Alias of `--no-steer label_check`.
     #[arg(long)]
     pub no_label_check: bool,
     /// The read check is on by default now; kept so that earlier command
@@ -77,6 +81,16 @@ pub struct LimitArgs {
     pub write_offer: bool,
 }
 
+/// `NAME=on|off` for `--steer`.
+fn parse_switch(text: &str) -> Result<(String, bool), String> {
+    Steers::parse_switch(text).map_err(|e| e.to_string())
+}
+
+/// `NAME` for `--no-steer`.
+fn parse_off(text: &str) -> Result<(String, bool), String> {
+    parse_switch(&format!("{text}=off"))
+}
+
 impl LimitArgs {
     /// The default limits with these flags applied.
     pub fn limits(&self) -> Limits {
@@ -84,16 +98,36 @@ impl LimitArgs {
             max_rounds: self.max_rounds.max(1),
             timeout: self.timeout,
             temperature: self.temperature,
-            repeat_guidance: self.repeat_guidance,
             evidence_warnings: self.evidence_warnings,
             reflect_every: self.reflect_every,
             history: self.history,
-            workspace_listing: !self.no_workspace_listing,
-            finish_check: !self.no_finish_check,
-            read_check: !self.no_read_check,
-            write_offer: !self.no_write_offer,
-            label_check: !self.no_label_check,
+            steer: self.steers.steers(),
             ..Limits::default()
         }
+    }
+}
+
+impl SteerArgs {
+    /// The steers' switches these flags set: the aliases first, then
+    /// each `--steer`, then each `--no-steer`.
+    pub fn steers(&self) -> Steers {
+        let aliases = [
+            ("repeat_guidance", self.repeat_guidance, true),
+            ("workspace_listing", self.no_workspace_listing, false),
+            ("finish_check", self.no_finish_check, false),
+            ("read_check", self.no_read_check, false),
+            ("write_offer", self.no_write_offer, false),
+            ("label_check", self.no_label_check, false),
+        ];
+        let mut steers = Steers::defaults();
+        for (name, given, on) in aliases {
+            if given {
+                steers.set(name, on);
+            }
+        }
+        for (name, on) in self.steer.iter().chain(&self.no_steer) {
+            steers.set(name, *on);
+        }
+        steers
     }
 }

@@ -15,6 +15,7 @@ pub mod output;
 pub mod plan;
 pub mod roles;
 pub mod run;
+pub mod steers;
 pub mod team;
 pub mod tools;
 pub mod trace;
@@ -42,6 +43,9 @@ pub enum Command {
     Eval(Box<eval::EvalArgs>),
     /// List the executor roles defined in a roles directory.
     Roles(roles::RolesArgs),
+    /// List the loop's steers (its small-model helpers), each with its
+    /// default and what it does.
+    Steers(steers::SteersArgs),
     /// Look at and tidy the long-term memory: list, search, forget, purge, clear.
     Memory(memory::MemoryArgs),
     /// Fetch the models the in-process engine runs (pull), and see what is cached (list).

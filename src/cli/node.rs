@@ -12,6 +12,7 @@ use hermes::faults::Faults;
 
 use super::cluster_flags::TlsArgs;
 use super::exit;
+use super::limits::SteerArgs;
 use super::model::ModelArgs;
 use super::team;
 use super::tools::ToolArgs;
@@ -55,6 +56,9 @@ pub struct NodeArgs {
     pub tools: ToolArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    /// Steer switches set on every run this node takes, over the planner's.
+    #[command(flatten)]
+    pub steers: SteerArgs,
 }
 
 /// Runs the node until SIGTERM or Ctrl-C, then drains it; exit code 0
@@ -91,6 +95,7 @@ async fn start(args: &NodeArgs, matches: Option<&ArgMatches>) -> Result<Node, St
         .toolbox(team.toolbox)
         .roles(team.roles)
         .capacity(args.capacity)
+        .steers(args.steers.steers())
         .tls(args.tls.files())
         .on_event(Arc::new(|event: &NodeEvent| eprintln!("[node] {event}")));
     if let Some(name) = &args.name {

@@ -9,10 +9,12 @@ use hermes::actors::{
     Hermes, PlanEvent, SubtaskStatus, TaskReport, TaskRequest, TaskStatus, DEFAULT_CONCURRENCY,
     DEFAULT_MAX_REPLANS,
 };
+use hermes::limits::Limits;
 
 use super::cluster_flags::ConnectArgs;
 use super::exit;
 use super::faults::FaultArgs;
+use super::limits::SteerArgs;
 use super::memory_flags::MemoryFlags;
 use super::model::ModelArgs;
 use super::output::{parse_seconds, print_result};
@@ -56,6 +58,8 @@ pub struct PlanArgs {
     pub cluster: ConnectArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub steers: SteerArgs,
 }
 
 /// Runs the task and returns the process exit code.
@@ -121,6 +125,10 @@ async fn start(
         .model_factory(Arc::clone(&team.factory))
         .toolbox(team.toolbox)
         .roles(team.roles)
+        .limits(Limits {
+            steer: args.steers.steers(),
+            ..Limits::default()
+        })
         .concurrency(args.concurrency)
         .max_replans(args.max_replans)
         .faults(faults)

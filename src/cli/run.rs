@@ -138,6 +138,17 @@ fn report(outcome: &Outcome, json: bool) {
         if outcome.rounds == 0 && !json {
             return;
         }
+    } else if outcome.status == StopStatus::Incomplete {
+        eprintln!(
+            "incomplete: the model finished after {} rounds, but the goal's {} missing: {}",
+            outcome.rounds,
+            if outcome.missing.len() == 1 {
+                "file is"
+            } else {
+                "files are"
+            },
+            outcome.missing.join(", ")
+        );
     } else if !matches!(outcome.status, StopStatus::Finished | StopStatus::Cancelled) {
         eprintln!(
             "stopped: {} guard after {} rounds",

@@ -20,6 +20,7 @@ use super::tls::{self, TlsFiles};
 use super::wire::{role_group, PoolMsg};
 use super::ClusterError;
 use crate::actors::{Models, RoleRegistry};
+use crate::agent::steer::Steers;
 use crate::llm::Llm;
 use crate::tools::Toolbox;
 
@@ -38,6 +39,7 @@ pub struct NodeBuilder {
     models: Option<Models>,
     toolbox: Toolbox,
     capacity: u32,
+    steer: Steers,
     tls: TlsFiles,
     events: Option<NodeEventSink>,
 }
@@ -82,6 +84,12 @@ impl NodeBuilder {
     /// more wait for a slot.
     pub fn capacity(mut self, capacity: u32) -> Self {
         self.capacity = capacity;
+        self
+    }
+    /// Steer switches the node sets on every run it takes, over what the
+    /// planner sent (`hermes node --steer`).
+    pub fn steers(mut self, steers: Steers) -> Self {
+        self.steer = steers;
         self
     }
     /// TLS: certificate and key, and a CA to require client certificates.
@@ -151,6 +159,7 @@ impl NodeBuilder {
             roles: self.roles,
             models,
             toolbox: Arc::new(self.toolbox),
+            steer: self.steer,
             events: self.events,
         });
         watch_peers(&server, &shared)?;
@@ -237,6 +246,7 @@ impl Node {
             models: None,
             toolbox: Toolbox::new(),
             capacity: DEFAULT_CAPACITY,
+            steer: Steers::default(),
             tls: TlsFiles::default(),
             events: None,
         }

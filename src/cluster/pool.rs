@@ -15,6 +15,7 @@ use super::events::{NodeEvent, NodeEventSink};
 use super::run_host::{RunHost, RunHostArgs};
 use super::wire::{role_group, PoolInfo, PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
 use crate::actors::{Models, RoleRegistry};
+use crate::agent::steer::Steers;
 use crate::agent::{Outcome, StopStatus};
 use crate::tools::Toolbox;
 
@@ -46,6 +47,8 @@ pub struct NodeShared {
     pub models: Models,
     /// Every tool of the node; each role gets its subset.
     pub toolbox: Arc<Toolbox>,
+    /// Steer switches set on every run, over the planner's (`--steer`).
+    pub steer: Steers,
     /// Where events go.
     pub events: Option<NodeEventSink>,
 }
@@ -260,6 +263,7 @@ mod tests {
             roles,
             models: Models::new(Arc::new(ScriptedLlm::new(Vec::<String>::new()))),
             toolbox: Arc::new(Toolbox::new()),
+            steer: Steers::default(),
             events: None,
         })
     }

@@ -15,6 +15,7 @@ use super::wire::{RunEnded, RunRequest, Wire};
 use crate::actors::executor::{Executor, ExecutorArgs, TaskJournals};
 use crate::actors::messages::{ExecutorMsg, ExecutorReport, SubtaskRun};
 use crate::faults::Faults;
+use crate::limits::Limits;
 use crate::tools::Toolbox;
 
 /// What a run host hears: its executor's report.
@@ -153,7 +154,10 @@ impl Actor for RunHost {
         let run = SubtaskRun {
             subtask: request.subtask,
             goal: request.goal,
-            limits: request.limits,
+            limits: Limits {
+                steer: request.limits.steer.overlaid(&shared.steer),
+                ..request.limits
+            },
             history: request.history,
             attempt: request.attempt,
             trace_context: request.trace_context,

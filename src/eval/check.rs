@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 pub enum RunStatus {
     /// The agent (or the planner) finished with an answer.
     Finished,
+    /// The agent finished while a file its goal asks for was missing.
+    Incomplete,
     /// The round budget ran out.
     MaxRounds,
     /// The repetition guard stopped the agent.
@@ -38,8 +40,9 @@ pub enum RunStatus {
 
 impl RunStatus {
     /// Every status, in the order reports list them.
-    pub const ALL: [RunStatus; 7] = [
+    pub const ALL: [RunStatus; 8] = [
         RunStatus::Finished,
+        RunStatus::Incomplete,
         RunStatus::MaxRounds,
         RunStatus::Repetition,
         RunStatus::Timeout,
@@ -52,6 +55,7 @@ impl RunStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Finished => "finished",
+            RunStatus::Incomplete => "incomplete",
             RunStatus::MaxRounds => "max_rounds",
             RunStatus::Repetition => "repetition",
             RunStatus::Timeout => "timeout",
@@ -93,6 +97,7 @@ impl From<crate::agent::StopStatus> for RunStatus {
         use crate::agent::StopStatus as S;
         match status {
             S::Finished => RunStatus::Finished,
+            S::Incomplete => RunStatus::Incomplete,
             S::MaxRounds => RunStatus::MaxRounds,
             S::Repetition => RunStatus::Repetition,
             S::Timeout => RunStatus::Timeout,

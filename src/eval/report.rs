@@ -415,6 +415,7 @@ pub(crate) mod tests {
             ("error", 0),
             ("failed", 1),
             ("finished", 5),
+            ("incomplete", 0),
             ("max_rounds", 2),
             ("repetition", 0),
             ("timeout", 1),
@@ -500,7 +501,7 @@ pub(crate) mod tests {
             (0, 0, 0.0, 0)
         );
         assert!(s.pass_hat_k.is_empty());
-        assert_eq!(s.stops.len(), 5);
+        assert_eq!(s.stops.len(), 6);
     }
 
     #[test]

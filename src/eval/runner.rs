@@ -359,7 +359,7 @@ fn agent_for(
         None => toolbox,
     };
     let mut agent = Agent::new(llm, Arc::new(toolbox))
-        .with_limits(task.limits.over(&base))
+        .with_limits(task.limits.apply(&base))
         .with_journal_file(journal)
         .with_fault_log(faults.clone());
     if let Some(role) = &role {
@@ -400,9 +400,11 @@ async fn run_plan(
     let timeout = task
         .limits
         .timeout_secs
-        .map_or(DEFAULT_TASK_TIMEOUT, Duration::from_secs);
+        .map_or(DEFAULT_TASK_TIMEOUT, Duration::from_secs_f64);
+    // The task's timeout bounds the whole plan, not each executor's loop.
     let limits = Limits {
         max_rounds: task.limits.max_rounds.unwrap_or(config.limits.max_rounds),
+        steer: config.limits.steer.overlaid(&task.limits.steer),
         ..config.limits.clone()
     };
     let mut builder = Hermes::builder();

@@ -32,12 +32,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use toml::{Table, Value};
 
 use super::check::{relative_path, Check, FileExpect, Pattern};
-use crate::limits::Limits;
+use crate::agent::steer::Steers;
+use crate::limits::LimitsOverlay;
 
 /// A parsed, validated suite.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,32 +83,11 @@ impl Mode {
     }
 }
 
-/// Limits a task sets, with the suite's `[defaults]` already applied.
-///
-/// `None` means the task does not say: the runner uses the role's limit if
-/// the task names a role, else the command's default (as for `hermes run`
-/// or `hermes plan`). [`TaskLimits::over`] applies them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TaskLimits {
-    /// Round budget.
-    pub max_rounds: Option<u32>,
-    /// Wall-clock budget in seconds.
-    pub timeout_secs: Option<u64>,
-}
-
-impl TaskLimits {
-    /// `base` with the limits this task sets.
-    pub fn over(&self, base: &Limits) -> Limits {
-        Limits {
-            max_rounds: self.max_rounds.unwrap_or(base.max_rounds),
-            timeout: self
-                .timeout_secs
-                .map(Duration::from_secs)
-                .unwrap_or(base.timeout),
-            ..base.clone()
-        }
-    }
-}
+/// Limits a task sets, with the suite's `[defaults]` already applied: the
+/// one overlay type ([`LimitsOverlay`]). Unset fields mean the task does
+/// not say: the runner uses the role's limit if the task names a role,
+/// else the command's (as for `hermes run` or `hermes plan`).
+pub type TaskLimits = LimitsOverlay;
 
 /// One task of a suite, with defaults applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,6 +183,7 @@ const TASK_KEYS: &[&str] = &[
     "goal",
     "max_rounds",
     "timeout_secs",
+    "steer",
     "files",
     "check",
 ];
@@ -213,6 +193,7 @@ const DEFAULT_KEYS: &[&str] = &[
     "role",
     "max_rounds",
     "timeout_secs",
+    "steer",
     "files",
     "check",
 ];
@@ -451,6 +432,7 @@ struct Fields {
     goal: Option<String>,
     max_rounds: Option<u32>,
     timeout_secs: Option<u64>,
+    steer: Steers,
     files: BTreeMap<String, String>,
     /// Checks as written, with the status checks' names kept for the mode check.
     checks: Vec<Check>,
@@ -502,6 +484,18 @@ impl Fields {
         }
         if let Some(v) = t.get("timeout_secs") {
             f.timeout_secs = Some(ctx.positive(v, "timeout_secs", i64::MAX as u64)?);
+        }
+        if let Some(v) = t.get("steer") {
+            let steer: Steers = v.clone().try_into().map_err(|e: toml::de::Error| {
+                ctx.err(
+                    Some("steer"),
+                    format!("expected a table of NAME = true|false: {}", e.message()),
+                )
+            })?;
+            steer
+                .check()
+                .map_err(|e| ctx.err(Some("steer"), e.to_string()))?;
+            f.steer = steer;
         }
         match t.get("files") {
             None => {}
@@ -599,7 +593,12 @@ impl Fields {
             goal,
             limits: TaskLimits {
                 max_rounds: self.max_rounds.or(defaults.max_rounds),
-                timeout_secs: self.timeout_secs.or(defaults.timeout_secs),
+                timeout_secs: self
+                    .timeout_secs
+                    .or(defaults.timeout_secs)
+                    .map(|s| s as f64),
+                steer: defaults.steer.overlaid(&self.steer),
+                ..TaskLimits::default()
             },
             files,
             checks,
@@ -715,6 +714,7 @@ fn parse_check(t: &Table, ctx: &Ctx) -> Result<Check, SuiteError> {
 mod tests {
     use super::*;
     use crate::eval::RunStatus;
+    use crate::limits::Limits;
 
     fn parse(text: &str) -> Result<Suite, SuiteError> {
         Suite::parse(text, Path::new("evals/demo.toml"))
@@ -767,7 +767,8 @@ max_rounds = 30
             a.limits,
             TaskLimits {
                 max_rounds: Some(10),
-                timeout_secs: Some(300)
+                timeout_secs: Some(300.0),
+                ..TaskLimits::default()
             }
         );
         assert_eq!(
@@ -788,7 +789,7 @@ max_rounds = 30
         assert_eq!(b.mode, Mode::Plan);
         assert_eq!(b.role.as_deref(), Some("analyst"));
         assert_eq!(b.limits.max_rounds, Some(4));
-        assert_eq!(b.limits.timeout_secs, Some(300));
+        assert_eq!(b.limits.timeout_secs, Some(300.0));
         assert_eq!(b.checks[1], Check::MaxRounds(30));
     }
 
@@ -1014,12 +1015,28 @@ exists = true
     fn task_limits_apply_over_a_base() {
         let limits = TaskLimits {
             max_rounds: Some(7),
-            timeout_secs: None,
+            ..TaskLimits::default()
         };
         let base = Limits::default();
-        let applied = limits.over(&base);
+        let applied = limits.apply(&base);
         assert_eq!(applied.max_rounds, 7);
         assert_eq!(applied.timeout, base.timeout);
+    }
+
+    #[test]
+    fn steers_are_switched_by_defaults_and_tasks() {
+        let suite = parse(
+            "[defaults.steer]\nread_check = false\n\n[[task]]\nid = \"a\"\ngoal = \"g\"\n[task.steer]\nlabel_check = false\n[[task.check]]\nstatus = \"finished\"\n\n[[task]]\nid = \"b\"\ngoal = \"g\"\n[task.steer]\nread_check = true\n[[task.check]]\nstatus = \"finished\"\n",
+        )
+        .unwrap();
+        let a = suite.tasks[0].limits.apply(&Limits::default());
+        assert!(!a.steer.is_on("read_check") && !a.steer.is_on("label_check"));
+        assert!(a.steer.is_on("finish_check"));
+        let b = suite.tasks[1].limits.apply(&Limits::default());
+        assert!(b.steer.is_on("read_check"));
+        let e = err("[[task]]\nid = \"t\"\ngoal = \"g\"\n[task.steer]\nread_chek = false\n[[task.check]]\nstatus = \"finished\"\n");
+        assert_eq!(e.field.as_deref(), Some("steer"));
+        assert!(e.to_string().contains("read_check"), "{e}");
     }
 
     /// The suites shipped in `evals/` parse, and every plan task asks for at

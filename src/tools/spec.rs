@@ -97,6 +97,35 @@ pub struct ToolSpec {
     pub timeout: Duration,
     /// Whether a failed call may be retried safely.
     pub idempotent: bool,
+    /// What the tool does to the workspace, as the loop's steers ask it
+    /// (see [`ToolEffect`]); `Other` unless the tool declares one.
+    #[serde(skip)]
+    pub effect: ToolEffect,
+}
+
+/// What a tool does to the workspace, declared by the tool itself so that
+/// the loop's helpers (`agent::steer`) ask the spec, never a tool's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolEffect {
+    /// Neither reads nor writes the workspace (network, MCP, custom tools).
+    #[default]
+    Other,
+    /// Lists the workspace's folders without reading files (`list_dir`).
+    Lists,
+    /// Reads files of the workspace (`read_file`, `search_files`).
+    Reads,
+    /// Writes a file of the workspace from `path` and `content` args
+    /// (`write_file`).
+    Writes,
+    /// Runs code that can read the workspace (`run_code`).
+    RunsCode,
+}
+
+impl ToolEffect {
+    /// Whether the model sees the workspace's files through such a tool.
+    pub fn sees_workspace(self) -> bool {
+        matches!(self, Self::Lists | Self::Reads | Self::RunsCode)
+    }
 }
 
 impl ToolSpec {
@@ -109,6 +138,7 @@ impl ToolSpec {
             examples: Vec::new(),
             timeout: DEFAULT_TOOL_TIMEOUT,
             idempotent: false,
+            effect: ToolEffect::Other,
         }
     }
     /// Adds a parameter.
@@ -129,6 +159,12 @@ impl ToolSpec {
     /// Declares that repeating a call is harmless, so failures are retried.
     pub fn idempotent(mut self) -> Self {
         self.idempotent = true;
+        self
+    }
+
+    /// Declares what the tool does to the workspace (see [`ToolEffect`]).
+    pub fn effect(mut self, effect: ToolEffect) -> Self {
+        self.effect = effect;
         self
     }
 

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use super::memo::Memo;
-use super::{validate_args, Tool, ToolError, ToolResult, ToolSpec, Workspace};
+use super::{validate_args, Tool, ToolEffect, ToolError, ToolResult, ToolSpec, Workspace};
 use crate::decision::FINISH;
 
 /// Extra attempts for idempotent tools whose failure may be transient.
@@ -115,6 +115,21 @@ impl Toolbox {
     /// Names of the registered tools, sorted.
     pub fn names(&self) -> Vec<&str> {
         self.tools.keys().map(String::as_str).collect()
+    }
+
+    /// What the tool named `name` does to the workspace (`Other` for a
+    /// name that is not registered).
+    pub fn effect(&self, name: &str) -> ToolEffect {
+        self.tools
+            .get(name)
+            .map_or(ToolEffect::Other, |r| r.spec.effect)
+    }
+
+    /// The first registered tool (in registration order) with `effect`.
+    pub fn first_with(&self, effect: ToolEffect) -> Option<&str> {
+        self.in_order()
+            .find(|r| r.spec.effect == effect)
+            .map(|r| r.spec.name.as_str())
     }
 
     /// Specs of the registered tools, sorted by name.

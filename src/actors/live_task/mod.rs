@@ -191,6 +191,11 @@ impl LiveTask {
     fn on_subtask_failed(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
         let reason = match outcome.status {
             StopStatus::Error => format!("error: {}", outcome.error.unwrap_or_default()),
+            StopStatus::Incomplete => format!(
+                "finished without writing {} after {} round(s)",
+                outcome.missing.join(", "),
+                outcome.rounds
+            ),
             other => format!(
                 "stopped by the {} guard after {} round(s)",
                 other.as_str(),

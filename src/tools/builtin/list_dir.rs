@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Workspace};
+use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Workspace};
 
 /// Most entries listed; the rest are counted.
 const MAX_ENTRIES: usize = 500;
@@ -37,6 +37,7 @@ impl Tool for ListDir {
         ))
         .example(json!({"path": "."}))
         .idempotent()
+        .effect(ToolEffect::Lists)
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
 
-use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Workspace};
+use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Workspace};
 
 /// Largest prefix of a file that is read; observations are truncated far
 /// below this anyway, and this keeps a huge file from filling memory.
@@ -41,6 +41,7 @@ impl Tool for ReadFile {
         )
         .example(json!({"path": "notes.txt"}))
         .idempotent()
+        .effect(ToolEffect::Reads)
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {

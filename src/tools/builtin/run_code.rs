@@ -11,7 +11,7 @@ use super::python_newlines::escape_newlines_in_strings;
 use super::python_numbers::{compared_text_with_number, error_line, read_as_numbers};
 use crate::tools::sandbox::{self, SandboxConfig};
 use crate::tools::scratch::Scratch;
-use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec};
+use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec};
 
 /// Default wall-clock limit for one run.
 pub const DEFAULT_CODE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -85,6 +85,7 @@ impl Tool for RunCode {
             // (EVALS.md, section 13).
             .example(json!({"language": "python", "code": "import csv\nrows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), rows[0] if rows else 'no data rows')"}))
             .timeout(MAX_CODE_TIMEOUT + Duration::from_secs(10))
+            .effect(ToolEffect::RunsCode)
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {

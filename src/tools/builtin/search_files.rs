@@ -13,7 +13,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Workspace};
+use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Workspace};
 
 /// Most matching lines returned; the rest are counted.
 const MAX_MATCHES: usize = 50;
@@ -56,6 +56,7 @@ impl Tool for SearchFiles {
         ))
         .example(json!({"text": "TODO", "path": "."}))
         .idempotent()
+        .effect(ToolEffect::Reads)
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use crate::tools::{ParamKind, ParamSpec, Tool, ToolError, ToolSpec, Workspace};
+use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Workspace};
 
 /// Writes a text file inside the workspace, creating parent directories.
 pub struct WriteFile {
@@ -37,6 +37,7 @@ impl Tool for WriteFile {
             json!({"path": "report.md", "content": "# Report\nThe build passed on all targets."}),
         )
         .idempotent()
+        .effect(ToolEffect::Writes)
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {

@@ -16,13 +16,39 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
+use super::{Gate, Steer, SteerContext};
 use crate::decision::Decision;
 use crate::journal::JournalEntry;
+use crate::tools::ToolEffect;
 
-/// The tool whose calls are checked.
-const WRITE: &str = "write_file";
+/// The steer's name (switches, journals).
+pub const NAME: &str = "label_check";
 
-/// How every note of this check begins (how a run knows it was told).
+/// The label check as a steer: gates writes of a labelled value.
+pub struct LabelCheck;
+
+impl Steer for LabelCheck {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "answers a write of `label: value` into the goal's file, where the goal asks for just the value, with the bare write spelled out"
+    }
+
+    fn needs_goal_files(&self) -> bool {
+        true
+    }
+
+    fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
+        if cx.toolbox.effect(&decision.action.name) != ToolEffect::Writes {
+            return Gate::Go;
+        }
+        refusal(cx.goal, &cx.files.outputs, decision, cx.history).map_or(Gate::Go, Gate::refuse)
+    }
+}
+
+/// How every note of this check begins.
 const MARK: &str = "not written yet: the goal asks for just the value";
 
 /// Most words in a value offered alone (a name may have a few).
@@ -42,14 +68,14 @@ static LABELLED: LazyLock<Regex> = LazyLock::new(|| {
 /// The note that answers `decision` instead of running it, when it writes
 /// one of the goal's `outputs` with a labelled value while `goal` asks for
 /// just the value, and the run has not been told before; `None` when the
-/// write may go ahead.
+/// write may go ahead. `decision` is taken to be a write (`path`, `content`).
 pub fn refusal(
     goal: &str,
     outputs: &[String],
     decision: &Decision,
     history: &[JournalEntry],
 ) -> Option<String> {
-    if decision.action.name != WRITE || !BARE_VALUE.is_match(goal) {
+    if !BARE_VALUE.is_match(goal) {
         return None;
     }
     let args = &decision.action.args;
@@ -60,7 +86,7 @@ pub fn refusal(
     }
     let told = history
         .iter()
-        .any(|e| e.action == WRITE && e.is_error() && e.observation.contains(MARK));
+        .any(|e| e.steered_by.as_deref() == Some(NAME));
     if told {
         return None;
     }
@@ -72,7 +98,7 @@ pub fn refusal(
     let (label, value) = labelled(content)?;
     let reply = serde_json::json!({
         "thought": format!("{path} must hold the value alone"),
-        "action": {"name": WRITE, "args": {"path": path, "content": value}},
+        "action": {"name": decision.action.name, "args": {"path": path, "content": value}},
     });
     Some(format!(
         "{MARK}, and `{}` carries the label `{label}`. If `{value}` is the value, reply {reply}",
@@ -110,6 +136,8 @@ mod tests {
     use crate::decision::Action;
     use crate::tools::ToolStatus;
 
+    const WRITE: &str = "write_file";
+
     const GOAL: &str = "Follow start.txt to the access code and write just the code to answer.txt.";
 
     fn write(path: &str, content: &str) -> Decision {
@@ -144,6 +172,7 @@ mod tests {
         let mut told = JournalEntry::new(1, "", WRITE, json!({"path": "answer.txt"}));
         told.status = ToolStatus::Error;
         told.observation = format!("{{\"status\":\"error\",\"error\":\"{note}\"}}");
+        told.steered_by = Some(NAME.into());
         assert_eq!(
             refusal(
                 GOAL,

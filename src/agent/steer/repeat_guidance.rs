@@ -2,8 +2,8 @@
 //! canonical args) as one of the last rounds.
 //!
 //! Small models often redo the step that just worked, or retry a failed
-//! call unchanged, until the repetition guard ends the run. When
-//! [`Limits::repeat_guidance`] is on, the loop answers such a decision
+//! call unchanged, until the repetition guard ends the run. When this steer
+//! is on (`--steer repeat_guidance=on`), the loop answers such a decision
 //! before running anything: it asks the model once more with a note that
 //! names the earlier round and what it returned ([`reask_note`]), and if the
 //! second answer repeats the call too, it does not run it but answers with
@@ -16,6 +16,53 @@ use crate::journal::{action_hash, JournalEntry};
 use crate::limits::Limits;
 use crate::text::{clip, one_line};
 use crate::tools::ToolResult;
+
+/// The steer's name (switches, journals).
+pub const NAME: &str = "repeat_guidance";
+
+/// Repeat guidance as a steer: re-asks, then refuses, an exact repeat.
+pub struct RepeatGuidance;
+
+impl super::Steer for RepeatGuidance {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "asks once more when a decision repeats a recent call exactly, and refuses the call if the answer repeats it again (off by default)"
+    }
+
+    fn on_by_default(&self) -> bool {
+        // Off: on the 1.5B model it made runs longer and no more
+        // successful (EVALS.md, section 3).
+        false
+    }
+
+    fn may_reask(&self) -> bool {
+        true
+    }
+
+    fn gate(
+        &self,
+        cx: &super::SteerContext<'_>,
+        decision: &crate::decision::Decision,
+        reasked: bool,
+    ) -> super::Gate {
+        if decision.is_finish() {
+            return super::Gate::Go;
+        }
+        let Some(earlier) = repeated_round(cx.history, &decision.action, cx.limits) else {
+            return super::Gate::Go;
+        };
+        if !reasked {
+            return super::Gate::Reask(reask_note(earlier));
+        }
+        super::Gate::Refuse {
+            note: refusal(earlier).error.unwrap_or_default(),
+            repeat_of: Some(earlier.round),
+        }
+    }
+}
 
 /// How much of the earlier observation a note quotes.
 const QUOTED_CHARS: usize = 300;

@@ -13,35 +13,42 @@
 
 use serde_json::Value;
 
-use super::finish_check::named_files;
+use super::goal_files::base_name;
+use super::{Gate, Steer, SteerContext};
 use crate::decision::{Decision, FINISH};
 use crate::journal::JournalEntry;
-use crate::tools::Toolbox;
+use crate::tools::{ToolEffect, Toolbox};
 
-/// The tool whose calls are checked.
-const WRITE: &str = "write_file";
-/// A call that shows names, not what files hold.
-const LIST: &str = "list_dir";
+/// The steer's name (switches, journals).
+pub const NAME: &str = "read_check";
 
-/// How every note of this check begins (how a run knows it was told).
+/// How every note of this check begins.
 const MARK: &str = "not written yet:";
 
-/// The files `goal` names that are in `toolbox`'s workspace before the
-/// first round, at the named path or under the same name elsewhere: what
-/// the run is expected to read. `outputs` (see
-/// [`finish_check::outputs`](super::finish_check::outputs)) are left out.
-pub fn inputs(goal: &str, toolbox: &Toolbox, outputs: &[String]) -> Vec<String> {
-    let Some(workspace) = toolbox.workspace() else {
-        return Vec::new();
-    };
-    named_files(goal)
-        .into_iter()
-        .filter(|name| !outputs.contains(name))
-        .filter(|name| {
-            workspace.resolve(name).is_ok_and(|path| path.is_file())
-                || workspace.holds_file_named(base_name(name))
-        })
-        .collect()
+/// The read check as a steer: gates writes made before anything was read.
+pub struct ReadCheck;
+
+impl Steer for ReadCheck {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "answers a run's first write with a note when the goal names input files and nothing was read yet"
+    }
+
+    fn needs_goal_files(&self) -> bool {
+        true
+    }
+
+    fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
+        let unread = unread(&cx.files.inputs, decision, cx.history, cx.toolbox);
+        if unread.is_empty() {
+            return Gate::Go;
+        }
+        let target = decision.action.args.get("path").and_then(Value::as_str);
+        Gate::refuse(note(&unread, target.unwrap_or("the file")))
+    }
 }
 
 /// `inputs` when `decision` writes another file before any call of the
@@ -51,13 +58,18 @@ pub fn inputs(goal: &str, toolbox: &Toolbox, outputs: &[String]) -> Vec<String> 
 /// Any file counts, not only the goal's inputs: the answer may come through
 /// files the goal does not name (one file pointing to another), and a write
 /// after reading those is not a guess (EVALS.md, section 14).
-pub fn unread(inputs: &[String], decision: &Decision, history: &[JournalEntry]) -> Vec<String> {
-    if decision.action.name != WRITE || inputs.is_empty() {
+pub fn unread(
+    inputs: &[String],
+    decision: &Decision,
+    history: &[JournalEntry],
+    toolbox: &Toolbox,
+) -> Vec<String> {
+    if toolbox.effect(&decision.action.name) != ToolEffect::Writes || inputs.is_empty() {
         return Vec::new();
     }
     let already_told = history
         .iter()
-        .any(|e| e.action == WRITE && e.is_error() && e.observation.contains(MARK));
+        .any(|e| e.steered_by.as_deref() == Some(NAME));
     if already_told {
         return Vec::new();
     }
@@ -68,9 +80,13 @@ pub fn unread(inputs: &[String], decision: &Decision, history: &[JournalEntry]) 
             .iter()
             .any(|input| input == path || base_name(input) == base_name(path))
     });
-    let read_something = history
-        .iter()
-        .any(|e| !e.is_error() && ![WRITE, LIST, FINISH].contains(&e.action.as_str()));
+    let read_something = history.iter().any(|e| {
+        let effect = toolbox.effect(&e.action);
+        !e.is_error()
+            && e.action != FINISH
+            && effect != ToolEffect::Writes
+            && effect != ToolEffect::Lists
+    });
     if writes_an_input || read_something {
         return Vec::new();
     }
@@ -96,9 +112,6 @@ pub fn note(unread: &[String], target: &str) -> String {
 }
 
 /// The last part of a workspace path.
-fn base_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
 
 #[cfg(test)]
 mod tests {
@@ -108,6 +121,8 @@ mod tests {
     use crate::decision::Action;
     use crate::tools::builtin::register_file_tools;
     use crate::tools::{ToolStatus, Workspace};
+
+    const WRITE: &str = "write_file";
 
     fn toolbox(files: &[&str]) -> (tempfile::TempDir, Toolbox) {
         let dir = tempfile::tempdir().unwrap();
@@ -140,38 +155,27 @@ mod tests {
         }
     }
 
-    const GOAL: &str =
-        "Find the lowest temperature in temperatures.csv. Write just that number to answer.txt.";
-
-    #[test]
-    fn the_inputs_are_the_named_files_that_exist() {
-        let (_dir, toolbox) = toolbox(&["temperatures.csv", "conf/settings.ini"]);
-        assert_eq!(
-            inputs(GOAL, &toolbox, &["answer.txt".into()]),
-            vec!["temperatures.csv"]
-        );
-        let misplaced = "Read settings.ini and write the timeout to answer.txt.";
-        assert_eq!(inputs(misplaced, &toolbox, &[]), vec!["settings.ini"]);
-    }
-
     #[test]
     fn a_write_before_the_input_was_read_is_refused_once() {
+        let (_dir, tb) = toolbox(&[]);
         let inputs = vec!["temperatures.csv".to_string()];
         let write = decision(WRITE, json!({"path": "answer.txt", "content": "-10"}));
-        assert_eq!(unread(&inputs, &write, &[]), inputs);
+        assert_eq!(unread(&inputs, &write, &[], &tb), inputs);
         let listed = done(1, "list_dir", json!({"path": "."}), ToolStatus::Ok);
-        assert_eq!(unread(&inputs, &write, &[listed]), inputs);
+        assert_eq!(unread(&inputs, &write, &[listed], &tb), inputs);
         let note = note(&inputs, "answer.txt");
         assert!(note.starts_with("not written yet: the goal's answer comes from `temperatures.csv`, which no call of this run has read"), "{note}");
         let told = JournalEntry {
             observation: format!("{{\"status\":\"error\",\"error\":\"{note}\"}}"),
+            steered_by: Some(NAME.into()),
             ..done(1, WRITE, json!({"path": "answer.txt"}), ToolStatus::Error)
         };
-        assert!(unread(&inputs, &write, &[told]).is_empty());
+        assert!(unread(&inputs, &write, &[told], &tb).is_empty());
     }
 
     #[test]
     fn a_write_after_any_read_goes_ahead() {
+        let (_dir, tb) = toolbox(&[]);
         let inputs = vec!["data/temperatures.csv".to_string()];
         let write = decision(WRITE, json!({"path": "answer.txt", "content": "-7"}));
         let read = done(
@@ -180,14 +184,14 @@ mod tests {
             json!({"path": "data/temperatures.csv"}),
             ToolStatus::Ok,
         );
-        assert!(unread(&inputs, &write, &[read]).is_empty());
+        assert!(unread(&inputs, &write, &[read], &tb).is_empty());
         let code =
             json!({"language": "python", "code": "print(min(open('data/temperatures.csv')))"});
         let ran = done(1, "run_code", code.clone(), ToolStatus::Ok);
-        assert!(unread(&inputs, &write, &[ran]).is_empty());
+        assert!(unread(&inputs, &write, &[ran], &tb).is_empty());
         // A call that failed saw nothing.
         let failed = done(1, "run_code", code, ToolStatus::Error);
-        assert_eq!(unread(&inputs, &write, &[failed]), inputs);
+        assert_eq!(unread(&inputs, &write, &[failed], &tb), inputs);
         // The answer came through a file the goal does not name.
         let pointer = done(
             1,
@@ -195,17 +199,18 @@ mod tests {
             json!({"path": "vault/where.txt"}),
             ToolStatus::Ok,
         );
-        assert!(unread(&inputs, &write, &[pointer]).is_empty());
+        assert!(unread(&inputs, &write, &[pointer], &tb).is_empty());
     }
 
     #[test]
     fn writing_an_input_itself_or_calling_another_tool_is_not_checked() {
+        let (_dir, tb) = toolbox(&[]);
         let inputs = vec!["notes.txt".to_string()];
         let rewrite = decision(WRITE, json!({"path": "./notes.txt", "content": "x"}));
-        assert!(unread(&inputs, &rewrite, &[]).is_empty());
+        assert!(unread(&inputs, &rewrite, &[], &tb).is_empty());
         let read = decision("read_file", json!({"path": "other.txt"}));
-        assert!(unread(&inputs, &read, &[]).is_empty());
+        assert!(unread(&inputs, &read, &[], &tb).is_empty());
         let write = decision(WRITE, json!({"path": "answer.txt", "content": "x"}));
-        assert!(unread(&[], &write, &[]).is_empty());
+        assert!(unread(&[], &write, &[], &tb).is_empty());
     }
 }

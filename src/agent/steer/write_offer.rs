@@ -11,17 +11,39 @@
 //! a short list), never for a sentence: a copied progress report
 //! (`The version of 'left-pad' is not available…`) is worse than no offer.
 //!
-//! On by default (`Limits::write_offer`, `--no-write-offer`); see EVALS.md,
-//! section 14.
+//! On by default (`--no-steer write_offer`, or `--no-write-offer`); see
+//! EVALS.md, section 14.
 
 use serde_json::Value;
 
+use super::{Steer, SteerContext};
 use crate::decision::FINISH;
 use crate::journal::JournalEntry;
-use crate::tools::Toolbox;
+use crate::tools::{ToolEffect, Toolbox};
 
-/// The tool whose printed output may be offered.
-const RUN_CODE: &str = "run_code";
+/// The steer's name (switches, journals).
+pub const NAME: &str = "write_offer";
+
+/// The write offer as a steer: a sentence of the closing request.
+pub struct WriteOffer;
+
+impl Steer for WriteOffer {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "after code printed or wrote a value, or a refused finish gave one, spells out the write that saves it in the goal's missing file"
+    }
+
+    fn needs_goal_files(&self) -> bool {
+        true
+    }
+
+    fn closing(&self, cx: &SteerContext<'_>) -> String {
+        offer(&cx.files.outputs, cx.toolbox, cx.history.last())
+    }
+}
 /// Most lines of a value.
 const MAX_LINES: usize = 20;
 /// Most characters of a file written by code that is offered.
@@ -43,6 +65,9 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
     let Some(file) = one_missing(outputs, toolbox) else {
         return String::new();
     };
+    let Some(writer) = toolbox.first_with(ToolEffect::Writes) else {
+        return String::new();
+    };
     let (value, said, it) = if last.action == FINISH && last.is_error() {
         let result = last.args.get("result").and_then(Value::as_str);
         (
@@ -50,15 +75,15 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
             "was not accepted".to_string(),
             "your result",
         )
-    } else if last.action == RUN_CODE && !last.is_error() {
-        match unsaved_write(&last.observation, file) {
+    } else if toolbox.effect(&last.action) == ToolEffect::RunsCode && !last.is_error() {
+        match unsaved_write(last.data.as_ref(), file) {
             Some(text) => (
                 Some(text),
                 format!("wrote `{file}` only in its copy of the workspace"),
                 "what it wrote",
             ),
             None => (
-                printed(&last.observation).as_deref().and_then(value_like),
+                printed(last.data.as_ref()).and_then(value_like),
                 "printed a value".to_string(),
                 "that value",
             ),
@@ -71,7 +96,7 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
     };
     let reply = serde_json::json!({
         "thought": format!("{file} must hold the answer"),
-        "action": {"name": "write_file", "args": {"path": file, "content": value}},
+        "action": {"name": writer, "args": {"path": file, "content": value}},
     });
     format!(
         "Round {} ({}) {said}, and `{file}` is not written yet. If {it} is what `{file}` should hold, reply {reply}",
@@ -79,15 +104,12 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
     )
 }
 
-/// What a `run_code` observation says the code wrote to `file` in its copy
-/// of the workspace (`data.unsaved_writes`), when that is short text
+/// What a `run_code` result's data says the code wrote to `file` in its
+/// copy of the workspace (`unsaved_writes`), when that is short text
 /// ([`MAX_LINES`] lines, [`MAX_UNSAVED_CHARS`] characters): computed by
 /// the code, so offered as it is, not only when it looks like a value.
-fn unsaved_write(observation: &str, file: &str) -> Option<String> {
-    let envelope: Value = serde_json::from_str(observation).ok()?;
-    let text = envelope["data"]["unsaved_writes"][file]
-        .as_str()?
-        .trim_end();
+fn unsaved_write(data: Option<&Value>, file: &str) -> Option<String> {
+    let text = data?["unsaved_writes"][file].as_str()?.trim_end();
     let short = !text.trim().is_empty()
         && text.lines().count() <= MAX_LINES
         && text.chars().count() <= MAX_UNSAVED_CHARS;
@@ -103,11 +125,9 @@ fn one_missing<'o>(outputs: &'o [String], toolbox: &Toolbox) -> Option<&'o Strin
     missing.next().is_none().then_some(file)
 }
 
-/// The standard output in a `run_code` observation (`{"status": "ok",
-/// "data": {"stdout": …}}`).
-fn printed(observation: &str) -> Option<String> {
-    let envelope: Value = serde_json::from_str(observation).ok()?;
-    envelope["data"]["stdout"].as_str().map(str::to_string)
+/// The standard output in a `run_code` result's data (`{"stdout": …}`).
+fn printed(data: Option<&Value>) -> Option<&str> {
+    data?["stdout"].as_str()
 }
 
 /// `text` as a value to write, when it looks like one: at most
@@ -156,18 +176,29 @@ mod tests {
     use crate::tools::builtin::register_file_tools;
     use crate::tools::{ToolStatus, Workspace};
 
+    const RUN_CODE: &str = "run_code";
+
+    /// The file tools, and a tool that says it runs code.
     fn toolbox() -> (tempfile::TempDir, Toolbox) {
         let dir = tempfile::tempdir().unwrap();
         let mut toolbox = Toolbox::new();
         register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        let runs = |_: std::collections::BTreeMap<String, String>| async {
+            Ok::<_, crate::tools::ToolError>(Value::Null)
+        };
+        toolbox.register(
+            crate::tools::tool_fn(RUN_CODE, "runs code", runs)
+                .with_spec(|spec| spec.effect(ToolEffect::RunsCode)),
+        );
         (dir, toolbox)
     }
 
     fn ran(stdout: &str) -> JournalEntry {
-        let observation =
-            json!({"status": "ok", "data": {"exit_code": 0, "stdout": stdout}, "error": null});
+        let data = json!({"exit_code": 0, "stdout": stdout});
+        let observation = json!({"status": "ok", "data": data, "error": null});
         JournalEntry {
             observation: observation.to_string(),
+            data: Some(data),
             ..JournalEntry::new(
                 2,
                 "",
@@ -244,11 +275,13 @@ mod tests {
     fn what_the_code_wrote_in_its_copy_is_offered_for_that_file() {
         let (_dir, toolbox) = toolbox();
         let outputs = vec!["old.txt".to_string()];
-        let wrote = |file: &str, text: &str| JournalEntry {
-            observation: json!({"status": "ok", "data": {"exit_code": 0, "stdout": "",
-                "unsaved_writes": {file: text}}, "error": null})
-            .to_string(),
-            ..ran("")
+        let wrote = |file: &str, text: &str| {
+            let data = json!({"exit_code": 0, "stdout": "", "unsaved_writes": {file: text}});
+            JournalEntry {
+                observation: json!({"status": "ok", "data": data, "error": null}).to_string(),
+                data: Some(data),
+                ..ran("")
+            }
         };
         assert_eq!(
             offer(

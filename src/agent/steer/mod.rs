@@ -1,0 +1,217 @@
+//! **Steering**: the loop's small-model helpers, as one ordered list.
+//!
+//! A steer watches a run and nudges it without a model call: it may add a
+//! block to the first prompt (before round 1), add a sentence to the
+//! closing request of each prompt, or gate a decision before it acts (go,
+//! refuse it with a note, or ask the model once more). Each steer is one
+//! file here and one line in [`ALL`]; the loop ([`super::run`]) runs the
+//! list and knows no steer by name.
+//!
+//! The order of [`ALL`] is the order of precedence: the first steer whose
+//! gate does not say [`Gate::Go`] decides, and the first closing sentence
+//! that is not empty is the one shown.
+//!
+//! Every steer has one switch, [`Steers`], set the same way everywhere:
+//! `--steer NAME=on|off` or `--no-steer NAME` on `run`, `plan`, `node`,
+//! `eval` (today's `--no-finish-check` and the like stay as aliases), a
+//! role's `[steer]` table, a suite's `[defaults.steer]` or a task's
+//! `[task.steer]`, and the cluster wire (inside [`Limits`]). `hermes
+//! steers` lists them.
+//!
+//! What steers need is computed once per run: the goal's input and output
+//! files ([`GoalFiles`]), the journal with each tool result's data kept as
+//! JSON ([`JournalEntry::data`]), and what each tool declares it does
+//! ([`ToolEffect`](crate::tools::ToolEffect)). A round a steer acted on
+//! carries its name in [`JournalEntry::steered_by`].
+
+pub mod finish_check;
+pub mod goal_files;
+pub mod label_check;
+pub mod read_check;
+pub mod repeat_guidance;
+mod switches;
+pub mod workspace_listing;
+pub mod write_offer;
+
+use async_trait::async_trait;
+
+pub use goal_files::GoalFiles;
+pub use switches::{SteerError, Steers};
+
+use crate::decision::Decision;
+use crate::journal::JournalEntry;
+use crate::limits::Limits;
+use crate::tools::Toolbox;
+
+/// What a steer sees of a run.
+pub struct SteerContext<'a> {
+    /// The text whose file names count (the goal, or an executor's own
+    /// subtask).
+    pub goal: &'a str,
+    /// The goal's files, as they were before round 1.
+    pub files: &'a GoalFiles,
+    /// The run's tools (and through them, its workspace).
+    pub toolbox: &'a Toolbox,
+    /// The rounds played so far.
+    pub history: &'a [JournalEntry],
+    /// The run's bounds.
+    pub limits: &'a Limits,
+}
+
+impl SteerContext<'_> {
+    /// Whether `steer` already acted on a round of this run.
+    pub fn acted_before(&self, steer: &str) -> bool {
+        self.history
+            .iter()
+            .any(|e| e.steered_by.as_deref() == Some(steer))
+    }
+}
+
+/// A steer's answer to a decision before it acts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Carry the decision out.
+    Go,
+    /// Do not carry it out: the round's observation is this note (an
+    /// error), and `repeat_of` names the round it repeats, if that is why.
+    Refuse {
+        /// What the model reads instead of the action's result.
+        note: String,
+        /// The earlier round the decision repeated exactly, if any.
+        repeat_of: Option<u32>,
+    },
+    /// Ask the model once more, with this note after its answer. A steer
+    /// that would re-ask an answer already re-asked refuses it instead.
+    Reask(String),
+}
+
+impl Gate {
+    /// A refusal with `note`.
+    pub fn refuse(note: impl Into<String>) -> Self {
+        Self::Refuse {
+            note: note.into(),
+            repeat_of: None,
+        }
+    }
+}
+
+/// One helper of the loop. Every hook has a default that does nothing, so
+/// a steer implements only the ones it uses.
+#[async_trait]
+pub trait Steer: Send + Sync {
+    /// The name used by switches, journals and `hermes steers`.
+    fn name(&self) -> &'static str;
+    /// One line for `hermes steers`: what it does and when.
+    fn about(&self) -> &'static str;
+    /// Whether it is on when nothing switches it.
+    fn on_by_default(&self) -> bool {
+        true
+    }
+    /// Whether it reads the goal's files (computed once if any steer on
+    /// does).
+    fn needs_goal_files(&self) -> bool {
+        false
+    }
+    /// Whether its gate may say [`Gate::Reask`] (the loop then keeps each
+    /// round's conversation for the second request).
+    fn may_reask(&self) -> bool {
+        false
+    }
+    /// A block shown after the goal in the first prompt, computed before
+    /// round `first_round` (empty for none).
+    async fn opening(&self, _cx: &SteerContext<'_>, _first_round: u32) -> String {
+        String::new()
+    }
+    /// A sentence for the closing request of the next prompt (empty for
+    /// none).
+    fn closing(&self, _cx: &SteerContext<'_>) -> String {
+        String::new()
+    }
+    /// Whether `decision` may act. `reasked` says the model was already
+    /// asked again this round.
+    fn gate(&self, _cx: &SteerContext<'_>, _decision: &Decision, _reasked: bool) -> Gate {
+        Gate::Go
+    }
+}
+
+/// Every steer, in order of precedence. Adding a steer: one file in this
+/// folder, one line here.
+pub static ALL: &[&dyn Steer] = &[
+    &workspace_listing::WorkspaceListing,
+    &finish_check::FinishCheck,
+    &write_offer::WriteOffer,
+    &repeat_guidance::RepeatGuidance,
+    &read_check::ReadCheck,
+    &label_check::LabelCheck,
+];
+
+/// The steer named `name`.
+pub fn find(name: &str) -> Option<&'static dyn Steer> {
+    ALL.iter().copied().find(|s| s.name() == name)
+}
+
+/// The steers `steers` turns on, in order.
+pub fn active(steers: &Steers) -> impl Iterator<Item = &'static dyn Steer> + '_ {
+    ALL.iter().copied().filter(|s| steers.is_on(s.name()))
+}
+
+/// The first gate among the steers on that is not [`Gate::Go`], with the
+/// steer's name.
+pub fn gate(
+    steers: &Steers,
+    cx: &SteerContext<'_>,
+    decision: &Decision,
+    reasked: bool,
+) -> Option<(&'static str, Gate)> {
+    active(steers).find_map(|steer| match steer.gate(cx, decision, reasked) {
+        Gate::Go => None,
+        Gate::Reask(note) if reasked => Some((steer.name(), Gate::refuse(note))),
+        gate => Some((steer.name(), gate)),
+    })
+}
+
+/// The first closing sentence among the steers on that is not empty.
+pub fn closing(steers: &Steers, cx: &SteerContext<'_>) -> String {
+    active(steers)
+        .map(|steer| steer.closing(cx))
+        .find(|text| !text.is_empty())
+        .unwrap_or_default()
+}
+
+/// The opening blocks of the steers on, joined by blank lines.
+pub async fn opening(steers: &Steers, cx: &SteerContext<'_>, first_round: u32) -> String {
+    let mut blocks = Vec::new();
+    for steer in active(steers) {
+        let block = steer.opening(cx, first_round).await;
+        if !block.is_empty() {
+            blocks.push(block);
+        }
+    }
+    blocks.join("\n\n")
+}
+
+/// Whether any steer on may ask the model again.
+pub fn may_reask(steers: &Steers) -> bool {
+    active(steers).any(|s| s.may_reask())
+}
+
+/// Whether any steer on reads the goal's files.
+pub fn need_goal_files(steers: &Steers) -> bool {
+    active(steers).any(|s| s.needs_goal_files())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_each_has_a_line() {
+        let mut names: Vec<&str> = ALL.iter().map(|s| s.name()).collect();
+        assert!(ALL.iter().all(|s| !s.about().is_empty()));
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len());
+        assert!(find("finish_check").is_some());
+        assert!(find("nonesuch").is_none());
+    }
+}
