@@ -104,17 +104,17 @@ async fn escapes_are_contained_and_the_agent_carries_on() {
     // 3. Nothing outside the workspace is visible or writable.
     assert_eq!(observation(&server, 3)["status"], "error");
     assert!(!outside.exists());
-    // 4. The workspace is read-only by default: the code writes in a copy,
-    // the observation says what it wrote, and the workspace is unchanged.
+    // 4. The workspace is not mounted writable: the code writes in a copy,
+    // and what a program that succeeded wrote is saved through the
+    // workspace's policy, with what changed.
     let wrote = observation(&server, 4);
     assert_eq!(wrote["status"], "ok", "{wrote}");
     assert_eq!(
-        wrote["data"]["unsaved_writes"],
-        json!({"new.txt": "x"}),
+        wrote["data"]["saved"],
+        json!({"new.txt": "new file, 1 lines:\nx"}),
         "{wrote}"
     );
-    assert_eq!(wrote["data"]["note"], hermes::tools::builtin::UNSAVED_NOTE);
-    assert!(!ws.join("new.txt").exists());
+    assert_eq!(std::fs::read_to_string(ws.join("new.txt")).unwrap(), "x");
     // 5. An infinite loop is killed at its timeout.
     let spin = observation(&server, 5);
     assert_eq!(spin["data"]["timed_out"], true, "{spin}");
@@ -210,6 +210,7 @@ async fn a_file_the_code_writes_in_its_copy_is_offered_for_the_goal_s_missing_fi
             "Write the names of the users older than 30 to old.txt",
             "--workspace",
             ws.path().to_str().unwrap(),
+            "--no-save-code-writes",
         ],
         &server.base_url,
     )
@@ -218,6 +219,7 @@ async fn a_file_the_code_writes_in_its_copy_is_offered_for_the_goal_s_missing_fi
     let wrote = observation(&server, 1);
     assert_eq!(wrote["status"], "ok", "{wrote}");
     assert_eq!(wrote["data"]["unsaved_writes"], json!({"old.txt": "ana"}));
+    assert_eq!(wrote["data"]["note"], hermes::tools::builtin::UNSAVED_NOTE);
     let offered = server.prompt_text(1);
     assert!(
         offered.contains(r#"Round 1 (run_code) wrote `old.txt` only in its copy of the workspace, and `old.txt` is not written yet. If what it wrote is what `old.txt` should hold, reply {"thought":"old.txt must hold the answer","action":{"name":"write_file","args":{"path":"old.txt","content":"ana"}}}"#),
@@ -258,7 +260,8 @@ async fn a_standard_module_used_without_its_import_is_imported_and_the_code_runs
     // Two modules missing, one after the other; then a name of the
     // program's own, which is not guessed.
     let unimported = "rows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), os.path.exists('data.csv'))";
-    let own_name = "print(len(rows))";
+    // (`rows` itself is kept from the first call: code actions.)
+    let own_name = "print(len(people))";
     let server = ScriptedServer::start(vec![
         code("python", unimported, 5),
         code("python", own_name, 5),
@@ -285,7 +288,7 @@ async fn a_standard_module_used_without_its_import_is_imported_and_the_code_runs
         own["error"]
             .as_str()
             .unwrap()
-            .contains("`rows` is not defined"),
+            .contains("`people` is not defined"),
         "{own}"
     );
 }
@@ -366,7 +369,7 @@ async fn statements_on_one_line_are_split_and_run_and_a_program_still_unreadable
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_undefined_name_says_each_run_is_a_new_program_and_tools_are_not_functions() {
+async fn without_code_actions_an_undefined_name_says_each_run_is_a_new_program() {
     let ws = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![
         code("python", "print(data['port'])", 5),
@@ -375,7 +378,13 @@ async fn an_undefined_name_says_each_run_is_a_new_program_and_tools_are_not_func
     ])
     .await;
     let run = hermes(
-        &["run", "names", "--workspace", ws.path().to_str().unwrap()],
+        &[
+            "run",
+            "names",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--no-code-actions",
+        ],
         &server.base_url,
     )
     .await;
@@ -389,5 +398,103 @@ async fn an_undefined_name_says_each_run_is_a_new_program_and_tools_are_not_func
     assert_eq!(
         tool["error"],
         "the code exited with code 1; `write_file` is a tool, not a function inside the code: open files with open() in the code, or call write_file as your action"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn code_actions_read_and_write_the_workspace_keep_variables_and_save_only_what_succeeded() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("data.csv"), "name,age\nana,31\nbo,25\n").unwrap();
+    std::fs::create_dir(ws.path().join(".hermes")).unwrap();
+    let server = ScriptedServer::start(vec![
+        code("python", "rows = read_file('data.csv').splitlines()\nprint(len(rows))", 5),
+        code("python", "names = [r.split(',')[0] for r in rows[1:]]\nwrite_file('out/names.txt', '\\n'.join(names))\nprint(list_dir('out'))", 5),
+        code("python", "write_file('../escape.txt', 'no')", 5),
+        code("python", "write_file('.hermes/x', 'no')", 5),
+        code("python", "open('data.csv', 'w').write('gone\\n')\nraise SystemExit(2)", 5),
+        code("python", "open('data.csv', 'a').write('cy,40\\n')\nprint(search_files('cy')[0]['line'])", 5),
+        code("python", "print(prices)", 5),
+        finish("done"),
+    ])
+    .await;
+    let run = hermes(
+        &[
+            "run",
+            "use the data",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // read_file is a function; the variable it set is kept for the next call.
+    let read = observation(&server, 1);
+    assert_eq!(read["data"]["stdout"], "3\n", "{read}");
+    assert_eq!(
+        read["data"]["calls"],
+        json!([{"tool": "read_file", "path": "data.csv"}])
+    );
+    assert_eq!(read["data"]["variables"], json!(["rows"]), "{read}");
+    // write_file saves through the workspace policy; folders are made.
+    let wrote = observation(&server, 2);
+    assert_eq!(wrote["status"], "ok", "{wrote}");
+    assert_eq!(wrote["data"]["stdout"], "['names.txt']\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out/names.txt")).unwrap(),
+        "ana\nbo"
+    );
+    assert!(wrote["data"]["saved"]["out/names.txt"]
+        .as_str()
+        .unwrap()
+        .starts_with("new file, 2 lines"));
+    // Outside the workspace and Hermes's own folder are refused.
+    let escape = observation(&server, 3);
+    assert_eq!(escape["status"], "error");
+    assert!(
+        escape["data"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace"),
+        "{escape}"
+    );
+    assert!(!ws.path().parent().unwrap().join("escape.txt").exists());
+    let state = observation(&server, 4);
+    assert_eq!(state["status"], "error");
+    assert!(!ws.path().join(".hermes/x").exists());
+    // A program that failed saves nothing: its writes are shown.
+    let failed = observation(&server, 5);
+    assert_eq!(failed["status"], "error");
+    assert_eq!(
+        failed["data"]["unsaved_writes"],
+        json!({"data.csv": "gone\n"})
+    );
+    assert_eq!(
+        failed["data"]["note"],
+        hermes::tools::builtin::FAILED_UNSAVED_NOTE
+    );
+    // A change to a file is saved with its diff.
+    let changed = observation(&server, 6);
+    assert_eq!(changed["status"], "ok", "{changed}");
+    assert_eq!(changed["data"]["stdout"], "4\n");
+    assert!(
+        changed["data"]["saved"]["data.csv"]
+            .as_str()
+            .unwrap()
+            .contains("+cy,40"),
+        "{changed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("data.csv")).unwrap(),
+        "name,age\nana,31\nbo,25\ncy,40\n"
+    );
+    // A name no call set: what other tools returned is not a variable.
+    let undefined = observation(&server, 7);
+    assert!(
+        undefined["error"]
+            .as_str()
+            .unwrap()
+            .contains("`prices` is not defined: a variable exists only if"),
+        "{undefined}"
     );
 }

@@ -186,10 +186,13 @@ impl Agent {
             hermes.resumed_rounds = history.len() as i64,
         );
         telemetry::set_parent(&span, &self.trace_parent);
-        let mut outcome = self
-            .run_to_end(goal, history, cancel)
-            .instrument(span.clone())
-            .await;
+        // One session per run: what run_code keeps between its calls.
+        // Boxed: a waiting loop holds this future (see `run::future_size`).
+        let mut outcome = crate::tools::session::scope(Box::pin(
+            self.run_to_end(goal, history, cancel)
+                .instrument(span.clone()),
+        ))
+        .await;
         span.set_attribute("hermes.guard", outcome.status.as_str());
         span.set_attribute("hermes.rounds", i64::from(outcome.rounds));
         if outcome.status != StopStatus::Finished {

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use hermes::tools::builtin::CodeOptions;
 use hermes::tools::defaults::{self, ToolOptions, ToolsError};
 use hermes::tools::mcp::{McpConfigFile, McpServerConfig};
 use hermes::tools::{Toolbox, Workspace};
@@ -18,6 +19,15 @@ pub struct ToolArgs {
     /// Let run_code write to the workspace (read-only by default).
     #[arg(long)]
     pub allow_code_writes: bool,
+    /// Python run by run_code does not get the workspace tools as functions
+    /// (read_file(path), write_file(path, content), ...) and keeps no
+    /// variables from one call to the next.
+    #[arg(long)]
+    pub no_code_actions: bool,
+    /// Files a successful run_code program writes in its copy of a
+    /// read-only workspace are only shown (unsaved_writes), not saved.
+    #[arg(long)]
+    pub no_save_code_writes: bool,
     /// Let http_fetch reach private and loopback addresses (local use only).
     #[arg(long)]
     pub allow_private_network: bool,
@@ -46,6 +56,10 @@ impl ToolArgs {
         }
         Ok(ToolOptions {
             allow_code_writes: self.allow_code_writes,
+            code: CodeOptions {
+                code_actions: !self.no_code_actions,
+                save_writes: !self.no_save_code_writes,
+            },
             allow_private_network: self.allow_private_network,
             allowed_hosts: self.allow_hosts.clone(),
             mcp,

@@ -18,6 +18,9 @@ use super::{Toolbox, Workspace};
 pub struct ToolOptions {
     /// Let `run_code` write to the workspace (read-only by default).
     pub allow_code_writes: bool,
+    /// Code actions and the saving of what code wrote (see
+    /// [`CodeOptions`](super::builtin::CodeOptions)).
+    pub code: super::builtin::CodeOptions,
     /// Let `http_fetch` reach private and loopback addresses (local use only).
     pub allow_private_network: bool,
     /// Restrict `http_fetch` to these hosts and their subdomains (empty: any public host).
@@ -102,8 +105,13 @@ pub async fn default_toolbox(
     let mut warnings = Vec::new();
     builtin::register_file_tools(&mut toolbox, workspace);
     if options.wants("run_code") {
-        if let Err(why) =
-            builtin::register_run_code(&mut toolbox, workspace, options.allow_code_writes).await
+        if let Err(why) = builtin::register_run_code(
+            &mut toolbox,
+            workspace,
+            options.allow_code_writes,
+            options.code,
+        )
+        .await
         {
             warnings.push(why.to_string());
         }

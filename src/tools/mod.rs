@@ -17,6 +17,7 @@ mod memo;
 mod result;
 pub mod sandbox;
 mod scratch;
+pub mod session;
 mod spec;
 mod toolbox;
 mod validate;

@@ -38,6 +38,9 @@ pub struct SandboxConfig {
     pub max_file_bytes: u64,
     /// Output kept per stream (bytes); the rest is counted and dropped.
     pub output_bytes: usize,
+    /// A run's session folder (see `tools::session`), mounted writable at
+    /// `/hermes` for `run_code`'s prelude; `None`: no such mount.
+    pub session: Option<PathBuf>,
 }
 
 impl SandboxConfig {
@@ -51,6 +54,7 @@ impl SandboxConfig {
             max_processes: 64,
             max_file_bytes: 64 << 20,
             output_bytes: 64 << 10,
+            session: None,
         }
     }
 }
@@ -232,6 +236,13 @@ fn bwrap_args(config: &SandboxConfig, timeout: Duration, limit_nproc: bool) -> V
     // Hermes's own state (long-term memory) is not the code's to read or change.
     if config.workspace.join(STATE_DIR).is_dir() {
         args.extend(["--tmpfs".into(), format!("/workspace/{STATE_DIR}")]);
+    }
+    if let Some(session) = &config.session {
+        args.extend([
+            "--bind".into(),
+            session.display().to_string(),
+            "/hermes".into(),
+        ]);
     }
     args.extend(["--chdir".into(), "/workspace".into()]);
     let cpu = timeout.as_secs() + 1;

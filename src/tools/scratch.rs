@@ -24,6 +24,8 @@ const MAX_FILES: usize = 1_000;
 const MAX_BYTES: u64 = 16 << 20;
 /// Most characters of a written file shown.
 const MAX_SHOWN_CHARS: usize = 2_000;
+/// Most characters of a saved file's diff shown.
+const MAX_DIFF_CHARS: usize = 800;
 /// Most written files shown; the rest are counted.
 const MAX_SHOWN_FILES: usize = 5;
 
@@ -68,44 +70,102 @@ impl Scratch {
     }
 
     /// The files the run created or changed in the copy, by path relative
-    /// to the workspace: their text (cut), or a note for a binary file; at
-    /// most a few, then a count of the rest.
-    pub fn written(&self) -> BTreeMap<String, String> {
+    /// to the workspace, with what they held before (`None`: new) and now.
+    /// A run may write past the copy limits; what it wrote is listed as far
+    /// as the walk goes.
+    pub fn changes(&self) -> Vec<Change> {
         let mut files = Vec::new();
         let mut bytes = 0;
-        // A run may write past the copy limits; what it wrote is listed
-        // as far as the walk goes.
         let _ = collect(self.path(), Path::new(""), &mut files, &mut bytes);
-        let mut written = BTreeMap::new();
-        let mut more = 0;
-        for (relative, is_dir) in files {
-            if is_dir {
-                continue;
-            }
-            let now = fs::read(self.path().join(&relative)).unwrap_or_default();
-            let before = fs::read(self.original.join(&relative)).ok();
-            if before.as_deref() == Some(now.as_slice()) {
-                continue;
-            }
-            if written.len() == MAX_SHOWN_FILES {
-                more += 1;
-                continue;
-            }
-            let shown = match String::from_utf8(now) {
-                Ok(text) if text.chars().count() > MAX_SHOWN_CHARS => {
-                    let cut: String = text.chars().take(MAX_SHOWN_CHARS).collect();
-                    format!("{cut}\n[cut: {} characters in all]", text.chars().count())
-                }
-                Ok(text) => text,
-                Err(e) => format!("(not text: {} bytes)", e.into_bytes().len()),
-            };
-            written.insert(relative.to_string_lossy().into_owned(), shown);
-        }
+        files
+            .into_iter()
+            .filter(|(_, is_dir)| !is_dir)
+            .filter_map(|(relative, _)| {
+                let after = fs::read(self.path().join(&relative)).unwrap_or_default();
+                let before = fs::read(self.original.join(&relative)).ok();
+                (before.as_deref() != Some(after.as_slice())).then(|| Change {
+                    path: relative.to_string_lossy().into_owned(),
+                    before,
+                    after,
+                })
+            })
+            .collect()
+    }
+
+    /// `changes` as the observation shows them: their text (cut), or a
+    /// note for a binary file; at most a few, then a count of the rest.
+    pub fn shown(changes: &[Change]) -> BTreeMap<String, String> {
+        let mut written: BTreeMap<String, String> = changes
+            .iter()
+            .take(MAX_SHOWN_FILES)
+            .map(|change| {
+                let shown = match std::str::from_utf8(&change.after) {
+                    Ok(text) => cut(text),
+                    Err(_) => format!("(not text: {} bytes)", change.after.len()),
+                };
+                (change.path.clone(), shown)
+            })
+            .collect();
+        let more = changes.len().saturating_sub(MAX_SHOWN_FILES);
         if more > 0 {
             written.insert("…".into(), format!("and {more} more files"));
         }
         written
     }
+}
+
+/// A file a run created or changed in its copy of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The path relative to the workspace.
+    pub path: String,
+    /// What it held before the run (`None`: it is new).
+    pub before: Option<Vec<u8>>,
+    /// What it holds now.
+    pub after: Vec<u8>,
+}
+
+impl Change {
+    /// The change as a short text: `new file, N lines` and its start, or a
+    /// unified diff of the lines that changed (cut), or a note for bytes.
+    pub fn diff(&self) -> String {
+        let Ok(after) = std::str::from_utf8(&self.after) else {
+            return format!("(not text: {} bytes)", self.after.len());
+        };
+        let before = match &self.before {
+            None => {
+                return format!(
+                    "new file, {} lines:\n{}",
+                    after.lines().count(),
+                    cut_to(after, MAX_DIFF_CHARS)
+                )
+            }
+            Some(before) => match std::str::from_utf8(before) {
+                Ok(before) => before,
+                Err(_) => return format!("was not text; now {} lines", after.lines().count()),
+            },
+        };
+        let diff = similar::TextDiff::from_lines(before, after)
+            .unified_diff()
+            .context_radius(1)
+            .to_string();
+        cut_to(diff.trim_end(), MAX_DIFF_CHARS)
+    }
+}
+
+/// `text` cut to [`MAX_SHOWN_CHARS`] characters, saying how long it was.
+fn cut(text: &str) -> String {
+    cut_to(text, MAX_SHOWN_CHARS)
+}
+
+/// `text` cut to `max` characters, saying how long it was.
+fn cut_to(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(max).collect();
+    format!("{kept}\n[cut: {count} characters in all]")
 }
 
 /// Adds the folders and regular files under `root/relative` to `files`
@@ -145,6 +205,14 @@ fn collect(
 }
 
 #[cfg(test)]
+impl Scratch {
+    /// What the run wrote, as shown.
+    fn written_shown(&self) -> BTreeMap<String, String> {
+        Self::shown(&self.changes())
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -159,13 +227,13 @@ mod tests {
         let scratch = Scratch::copy(ws.path()).unwrap();
         assert!(scratch.path().join("data/users.csv").is_file());
         assert!(!scratch.path().join(STATE_DIR).exists());
-        assert!(scratch.written().is_empty());
+        assert!(scratch.written_shown().is_empty());
 
         fs::write(scratch.path().join("old.txt"), "ana\n").unwrap();
         fs::write(scratch.path().join("data/users.csv"), "changed").unwrap();
         fs::write(scratch.path().join("keep.txt"), "same").unwrap();
         fs::write(scratch.path().join("blob.bin"), [0xff, 0x00]).unwrap();
-        let written = scratch.written();
+        let written = scratch.written_shown();
         assert_eq!(
             written.into_iter().collect::<Vec<_>>(),
             [

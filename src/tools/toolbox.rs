@@ -214,7 +214,11 @@ impl Toolbox {
 async fn run_once(entry: &Registered, args: Map<String, Value>) -> Result<Value, ToolError> {
     let tool = Arc::clone(&entry.tool);
     let name = entry.spec.name.clone();
-    let mut task = tokio::spawn(async move { tool.call(args).await });
+    // The run's session (see `tools::session`) goes with the call.
+    let session = super::session::current();
+    let mut task = tokio::spawn(super::session::carried(session, async move {
+        tool.call(args).await
+    }));
     match tokio::time::timeout(entry.spec.timeout, &mut task).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) if join.is_panic() => {

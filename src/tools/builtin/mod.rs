@@ -2,9 +2,6 @@
 
 mod http_fetch;
 mod list_dir;
-mod python_compound;
-mod python_newlines;
-mod python_numbers;
 mod read_file;
 mod run_code;
 mod search_files;
@@ -13,9 +10,10 @@ mod write_file;
 
 pub use http_fetch::{is_private, HttpFetch, HttpFetchConfig};
 pub use list_dir::ListDir;
-pub use python_newlines::escape_newlines_in_strings;
 pub use read_file::ReadFile;
-pub use run_code::{RunCode, BRACE_NOTE, COMPOUND_NOTE, REPAIR_NOTE, UNSAVED_NOTE};
+pub use run_code::escape_newlines_in_strings;
+pub use run_code::repairs::{BRACE_NOTE, COMPOUND_NOTE, REPAIR_NOTE};
+pub use run_code::{CodeOptions, RunCode, FAILED_UNSAVED_NOTE, UNSAVED_NOTE};
 pub use search_files::SearchFiles;
 pub use web_search::{SearchConfigError, SearchProvider, WebSearch};
 pub use write_file::WriteFile;
@@ -49,11 +47,12 @@ pub async fn register_run_code(
     toolbox: &mut Toolbox,
     workspace: &Workspace,
     allow_writes: bool,
+    options: CodeOptions,
 ) -> Result<(), SandboxUnavailable> {
     probe().await?;
     let mut config = SandboxConfig::new(workspace.root());
     config.allow_writes = allow_writes;
-    toolbox.register(RunCode::new(config));
+    toolbox.register(RunCode::with_options(config, options));
     Ok(())
 }
 

@@ -97,6 +97,50 @@ pub fn error_line(stderr: &str) -> Option<usize> {
         .and_then(|n| n.trim().parse().ok())
 }
 
+/// What the note (or, where the code may write, the hint) says about the
+/// comparisons `rewritten`.
+pub fn numbers_said(rewritten: &[String], may_write: bool) -> String {
+    format!(
+        "values read from a CSV file are text, and text was compared with a number: the comparison {} `{}`",
+        if may_write { "should read" } else { "was run as" },
+        rewritten.join("` and `")
+    )
+}
+
+/// The program with the failing line's comparisons read as numbers, and
+/// those comparisons, when `stderr` says text was compared with a number.
+pub fn numbers_fix(code: &str, stderr: &str) -> Option<(String, Vec<String>)> {
+    if !compared_text_with_number(stderr) {
+        return None;
+    }
+    read_as_numbers(code, error_line(stderr)?)
+}
+
+/// The repair: run once more with the comparisons read as numbers.
+pub struct Numbers;
+
+#[async_trait::async_trait]
+impl super::Repair for Numbers {
+    fn read_only_workspace(&self) -> bool {
+        true
+    }
+
+    async fn propose(&self, cx: &super::RepairContext<'_>) -> Option<super::Proposal> {
+        if cx.language != "python" {
+            return None;
+        }
+        let (code, rewritten) = numbers_fix(cx.code, &cx.output?.stderr)?;
+        Some(super::Proposal {
+            code,
+            detail: numbers_said(&rewritten, false),
+        })
+    }
+
+    fn note(&self, details: &[String]) -> String {
+        details.join("; ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

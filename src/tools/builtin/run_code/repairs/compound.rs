@@ -158,6 +158,57 @@ fn top_level(text: &str, wanted: char) -> Option<usize> {
     None
 }
 
+/// Said in the result when compound statements written on one line were
+/// put on lines of their own.
+pub const COMPOUND_NOTE: &str = "statements written on one line were put on lines of their own, with the body of each for/if/with indented below it (Python reads one statement per line)";
+
+/// How long the statement splitter may take (it compiles, never runs).
+const SPLITTER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The repair, after a `SyntaxError`; a split Python still refuses is not
+/// kept (the model sees its own program's error, with a hint).
+pub struct Compound;
+
+#[async_trait::async_trait]
+impl super::Repair for Compound {
+    async fn propose(&self, cx: &super::RepairContext<'_>) -> Option<super::Proposal> {
+        if cx.language != "python" || !cx.output?.stderr.contains("SyntaxError") {
+            return None;
+        }
+        one_statement_per_line(cx.sandbox, cx.code)
+            .await
+            .map(|code| super::Proposal {
+                code,
+                detail: String::new(),
+            })
+    }
+
+    fn keep(&self, rerun: &crate::tools::sandbox::SandboxOutput) -> bool {
+        !rerun.stderr.contains("SyntaxError")
+    }
+
+    fn note(&self, _details: &[String]) -> String {
+        COMPOUND_NOTE.into()
+    }
+}
+
+/// `code` with its statements on lines of their own, when that changes
+/// it: bodies moved under their headers here, then lines broken where
+/// Python's parser, in the sandbox, says a statement begins.
+async fn one_statement_per_line(
+    sandbox: &crate::tools::sandbox::SandboxConfig,
+    code: &str,
+) -> Option<String> {
+    let moved = split_compound_lines(code);
+    let base = moved.as_deref().unwrap_or(code);
+    let argv = ["/usr/bin/python3", "-c", STATEMENT_SPLITTER, base];
+    let split = match crate::tools::sandbox::run(sandbox, &argv, SPLITTER_TIMEOUT).await {
+        Ok(out) if out.exit_code == Some(0) && !out.stdout.is_empty() => Some(out.stdout),
+        _ => None,
+    };
+    split.or(moved)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

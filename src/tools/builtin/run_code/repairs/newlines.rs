@@ -152,6 +152,33 @@ fn close_triple(chars: &[char], start: usize, quote: char) -> Option<usize> {
     None
 }
 
+/// Said in the result when line breaks inside string literals were escaped.
+pub const REPAIR_NOTE: &str = r"line breaks inside one-line string literals were run as \n (write \\n in JSON for a \n in the code)";
+
+/// The repair, before the first run.
+pub struct Newlines;
+
+#[async_trait::async_trait]
+impl super::Repair for Newlines {
+    fn stage(&self) -> super::Stage {
+        super::Stage::Before
+    }
+
+    async fn propose(&self, cx: &super::RepairContext<'_>) -> Option<super::Proposal> {
+        if cx.language != "python" {
+            return None;
+        }
+        escape_newlines_in_strings(cx.code).map(|code| super::Proposal {
+            code,
+            detail: String::new(),
+        })
+    }
+
+    fn note(&self, _details: &[String]) -> String {
+        REPAIR_NOTE.into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

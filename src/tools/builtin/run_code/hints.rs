@@ -1,0 +1,112 @@
+//! The one-line hint after a failed `run_code`, read from what Python
+//! said: the first that applies, in the order below.
+
+use super::repairs::{has_inline_body, missing_import, numbers_fix, numbers_said, undefined_name};
+
+/// What `run_code` knows when it writes the hint.
+pub struct HintContext<'a> {
+    /// The program as last run.
+    pub code: &'a str,
+    /// `python` or `bash`.
+    pub language: &'a str,
+    /// What the program wrote to stderr.
+    pub stderr: &'a str,
+    /// Whether the code may write to the workspace itself.
+    pub may_write: bool,
+    /// Whether the workspace tools are functions inside the code and
+    /// variables are kept from one call to the next (code actions).
+    pub code_actions: bool,
+}
+
+/// The hint, starting with `; ` (to follow "the code exited with code 1").
+pub fn hint(cx: &HintContext<'_>) -> String {
+    let stderr = cx.stderr;
+    let undefined = undefined_name(stderr);
+    if !cx.may_write && stderr.contains("Read-only file system") {
+        return "; the workspace is read-only for run_code: print the value instead and save it with write_file".into();
+    }
+    if let Some(name) = undefined.filter(|n| super::super::NAMES.contains(n)) {
+        return format!(
+            "; `{name}` is a tool, not a function inside the code: open files with open() in the code, or call {name} as your action"
+        );
+    }
+    if let Some(import) = undefined.and_then(missing_import) {
+        return format!("; add `{import}` at the top of the code");
+    }
+    if cx.may_write {
+        if let Some((_, rewritten)) = numbers_fix(cx.code, stderr) {
+            return format!("; {}", numbers_said(&rewritten, true));
+        }
+    }
+    if let Some(value) = not_a_number(stderr) {
+        return format!(
+            "; `{value}` is not a number: if it is a column name, the first row is a header, so skip it (next(reader), or csv.DictReader)"
+        );
+    }
+    if let Some(name) = undefined {
+        return if cx.code_actions {
+            format!(
+                "; `{name}` is not defined: a variable exists only if this code or an earlier run_code call of this run set it (what other tools returned is not a variable); read what it needs inside the code, e.g. `{name} = read_file('the file')`"
+            )
+        } else {
+            format!(
+                "; `{name}` is not defined: every run_code call is a new program, so nothing from an earlier round exists in it as a variable; read the files it needs inside the code"
+            )
+        };
+    }
+    if cx.language == "python" && stderr.contains("SyntaxError") && has_inline_body(cx.code) {
+        return "; Python reads one statement per line: put each statement on a line of its own (\\n between them in the JSON string), with the body of a for/if/with on the lines below it, indented".into();
+    }
+    "; see stderr".into()
+}
+
+/// The text Python could not read as a number, from its last
+/// `ValueError: invalid literal for int() with base 10: 'X'` or
+/// `ValueError: could not convert string to float: 'X'`, when it holds a
+/// letter (a word such as a column name, not a malformed number).
+fn not_a_number(stderr: &str) -> Option<&str> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|line| line.starts_with("ValueError: "))?;
+    let rest = line
+        .strip_prefix("ValueError: invalid literal for int() with base 10: '")
+        .or_else(|| line.strip_prefix("ValueError: could not convert string to float: '"))?;
+    let value = rest.strip_suffix('\'')?;
+    value.chars().any(char::is_alphabetic).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_where_a_number_was_expected_is_read_from_the_value_error() {
+        let int = "Traceback (most recent call last):\nValueError: invalid literal for int() with base 10: 'age'\n";
+        assert_eq!(not_a_number(int), Some("age"));
+        let float = "ValueError: could not convert string to float: 'temp_c'";
+        assert_eq!(not_a_number(float), Some("temp_c"));
+        // A malformed number is not a header.
+        assert_eq!(
+            not_a_number("ValueError: invalid literal for int() with base 10: '3.5'"),
+            None
+        );
+        assert_eq!(not_a_number("ValueError: math domain error"), None);
+    }
+
+    #[test]
+    fn the_first_hint_that_applies_is_given() {
+        let cx = |stderr: &'static str, code_actions| HintContext {
+            code: "print(x)",
+            language: "python",
+            stderr,
+            may_write: false,
+            code_actions,
+        };
+        let name = "NameError: name 'prices' is not defined";
+        assert!(hint(&cx(name, false)).contains("every run_code call is a new program"));
+        assert!(hint(&cx(name, true)).contains("prices = read_file("));
+        assert!(hint(&cx("NameError: name 'csv' is not defined", true)).contains("import csv"));
+        assert_eq!(hint(&cx("boom", true)), "; see stderr");
+    }
+}
