@@ -138,7 +138,7 @@ pub(crate) fn base_name(path: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tools::builtin::register_file_tools;
     use crate::tools::Workspace;
@@ -146,7 +146,8 @@ mod tests {
     const GOAL: &str =
         "Find the lowest temperature in temperatures.csv. Write just that number to answer.txt.";
 
-    fn toolbox(files: &[&str]) -> (tempfile::TempDir, Toolbox) {
+    /// The file tools over a workspace holding `files` (each "x").
+    pub(crate) fn toolbox(files: &[&str]) -> (tempfile::TempDir, Toolbox) {
         let dir = tempfile::tempdir().unwrap();
         for file in files {
             let path = dir.path().join(file);

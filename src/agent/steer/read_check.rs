@@ -111,30 +111,16 @@ pub fn note(unread: &[String], target: &str) -> String {
     )
 }
 
-/// The last part of a workspace path.
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
+    use super::super::goal_files::tests::toolbox;
     use super::*;
     use crate::decision::Action;
-    use crate::tools::builtin::register_file_tools;
-    use crate::tools::{ToolStatus, Workspace};
+    use crate::tools::ToolStatus;
 
     const WRITE: &str = "write_file";
-
-    fn toolbox(files: &[&str]) -> (tempfile::TempDir, Toolbox) {
-        let dir = tempfile::tempdir().unwrap();
-        for file in files {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
-        let mut toolbox = Toolbox::new();
-        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
-        (dir, toolbox)
-    }
 
     fn decision(name: &str, args: Value) -> Decision {
         Decision {

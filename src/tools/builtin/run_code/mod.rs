@@ -81,7 +81,14 @@ struct Executed {
     output: SandboxOutput,
     scratch: Option<Scratch>,
     calls: Vec<Value>,
-    variables: Option<(Vec<String>, Vec<String>)>,
+    variables: Option<Variables>,
+}
+
+/// The variables a program left for the next call, and those it set that
+/// could not be kept (functions, open files, ...).
+struct Variables {
+    kept: Vec<String>,
+    dropped: Vec<String>,
 }
 
 impl RunCode {
@@ -209,7 +216,7 @@ impl Tool for RunCode {
             if !run.calls.is_empty() {
                 fields.insert("calls".into(), json!(run.calls));
             }
-            if let Some((kept, dropped)) = &run.variables {
+            if let Some(Variables { kept, dropped }) = &run.variables {
                 if !kept.is_empty() {
                     fields.insert("variables".into(), json!(kept));
                 }
@@ -399,7 +406,7 @@ fn problem(output: &SandboxOutput, max_processes: u32, timeout: Duration) -> Opt
 
 /// The workspace calls the prelude logged (`{"tool", "path"}`, at most
 /// [`MAX_LISTED_CALLS`]) and the variables it kept and could not keep.
-fn read_log(session: &Path) -> (Vec<Value>, Option<(Vec<String>, Vec<String>)>) {
+fn read_log(session: &Path) -> (Vec<Value>, Option<Variables>) {
     let text = std::fs::read_to_string(session.join(prelude::CALLS_FILE)).unwrap_or_default();
     let mut calls = Vec::new();
     let mut variables = None;
@@ -418,7 +425,10 @@ fn read_log(session: &Path) -> (Vec<Value>, Option<(Vec<String>, Vec<String>)>) 
                     })
                     .unwrap_or_default()
             };
-            variables = Some((names(Some(kept)), names(entry.get("dropped"))));
+            variables = Some(Variables {
+                kept: names(Some(kept)),
+                dropped: names(entry.get("dropped")),
+            });
         } else if calls.len() < MAX_LISTED_CALLS {
             calls.push(Value::Object(entry));
         }
