@@ -91,9 +91,9 @@ pub struct LimitsOverlay {
     /// Round budget of one loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rounds: Option<u32>,
-    /// Wall-clock budget of one loop, in seconds (fractions allowed).
+    /// Wall-clock budget of one loop, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_secs: Option<f64>,
+    pub timeout_secs: Option<u64>,
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
@@ -131,7 +131,7 @@ impl LimitsOverlay {
             max_rounds: self.max_rounds.unwrap_or(base.max_rounds),
             timeout: self
                 .timeout_secs
-                .map(Duration::from_secs_f64)
+                .map(Duration::from_secs)
                 .unwrap_or(base.timeout),
             temperature: self.temperature.unwrap_or(base.temperature),
             max_tokens: self.max_tokens.unwrap_or(base.max_tokens),
@@ -174,10 +174,8 @@ impl LimitsOverlay {
         if self.max_rounds == Some(0) {
             return bad("max_rounds", "must be at least 1".into());
         }
-        if let Some(t) = self.timeout_secs {
-            if !(t > 0.0 && t.is_finite()) {
-                return bad("timeout_secs", format!("must be above 0, got {t}"));
-            }
+        if self.timeout_secs == Some(0) {
+            return bad("timeout_secs", "must be at least 1".into());
         }
         if let Some(t) = self.temperature {
             if !(0.0..=2.0).contains(&t) {
@@ -247,7 +245,7 @@ mod tests {
         assert_eq!(LimitsOverlay::default().apply(&base), base);
         let role = LimitsOverlay {
             max_rounds: Some(7),
-            timeout_secs: Some(1.5),
+            timeout_secs: Some(2),
             steer: Steers::defaults().with("read_check", false),
             ..LimitsOverlay::default()
         };
@@ -258,7 +256,7 @@ mod tests {
         };
         let applied = role.then(&task).apply(&base);
         assert_eq!(applied.max_rounds, 3);
-        assert_eq!(applied.timeout, Duration::from_millis(1500));
+        assert_eq!(applied.timeout, Duration::from_secs(2));
         assert_eq!(applied.temperature, base.temperature);
         assert!(!applied.steer.is_on("read_check"));
         assert!(!applied.steer.is_on("label_check"));

@@ -33,7 +33,7 @@ pub struct Role {
     pub model: Option<String>,
     /// Limits for this role's loops (`[limits]`); omitted fields keep the
     /// run's limits.
-    #[serde(default, skip_serializing_if = "LimitsOverlay::is_empty")]
+    #[serde(default)]
     pub limits: LimitsOverlay,
     /// The loop's steers switched on or off for this role (`[steer]`,
     /// `read_check = false`); see `hermes steers`.

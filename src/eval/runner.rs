@@ -400,7 +400,7 @@ async fn run_plan(
     let timeout = task
         .limits
         .timeout_secs
-        .map_or(DEFAULT_TASK_TIMEOUT, Duration::from_secs_f64);
+        .map_or(DEFAULT_TASK_TIMEOUT, Duration::from_secs);
     // The task's timeout bounds the whole plan, not each executor's loop.
     let limits = Limits {
         max_rounds: task.limits.max_rounds.unwrap_or(config.limits.max_rounds),

@@ -593,10 +593,7 @@ impl Fields {
             goal,
             limits: TaskLimits {
                 max_rounds: self.max_rounds.or(defaults.max_rounds),
-                timeout_secs: self
-                    .timeout_secs
-                    .or(defaults.timeout_secs)
-                    .map(|s| s as f64),
+                timeout_secs: self.timeout_secs.or(defaults.timeout_secs),
                 steer: defaults.steer.overlaid(&self.steer),
                 ..TaskLimits::default()
             },
@@ -767,7 +764,7 @@ max_rounds = 30
             a.limits,
             TaskLimits {
                 max_rounds: Some(10),
-                timeout_secs: Some(300.0),
+                timeout_secs: Some(300),
                 ..TaskLimits::default()
             }
         );
@@ -789,7 +786,7 @@ max_rounds = 30
         assert_eq!(b.mode, Mode::Plan);
         assert_eq!(b.role.as_deref(), Some("analyst"));
         assert_eq!(b.limits.max_rounds, Some(4));
-        assert_eq!(b.limits.timeout_secs, Some(300.0));
+        assert_eq!(b.limits.timeout_secs, Some(300));
         assert_eq!(b.checks[1], Check::MaxRounds(30));
     }
 
