@@ -41,7 +41,8 @@ pub(crate) struct Run<'a> {
     /// workspace's files; may be empty).
     opening: String,
     /// The files the goal names, split into outputs and inputs before the
-    /// first round (empty unless a steer on needs them).
+    /// first round (empty when no tool of the run can write files: then
+    /// no steer can act on them and nothing can be missing).
     files: GoalFiles,
     /// Each journalled round's prompt text, rendered once.
     rendered: perceive::RenderedRounds,
@@ -85,17 +86,17 @@ impl<'a> Run<'a> {
         Some(recalled.ids)
     }
 
-    /// Before the first round: reads the goal's files when a steer on
-    /// needs them, and asks the steers on for their opening blocks (the
+    /// Before the first round: reads the goal's files when a tool can
+    /// write files, and asks the steers on for their opening blocks (the
     /// workspace's files, see [`steer::workspace_listing`]). Bounded by the
     /// run's clock and cancellation; an opening cut short shows nothing,
     /// and the first round then ends the run.
     pub(crate) async fn survey(&mut self) {
         let steers = &self.agent.limits.steer;
-        // Read whenever the run can write files: the finish is checked
-        // against them (`incomplete`), whichever steers are on.
+        // Only a run that can write files has outputs: the steers act on
+        // writes, and the finish is checked against them (`incomplete`).
         let toolbox = &self.agent.toolbox;
-        if steer::need_goal_files(steers) || toolbox.first_with(ToolEffect::Writes).is_some() {
+        if toolbox.first_with(ToolEffect::Writes).is_some() {
             self.files = GoalFiles::of(self.named_in(), toolbox);
         }
         let first_round = self.journal.entries().len() as u32 + 1;

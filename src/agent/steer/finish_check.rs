@@ -34,10 +34,6 @@ impl Steer for FinishCheck {
         "answers the first `finish` with a note while a file the goal asks for is missing; says when all are written"
     }
 
-    fn needs_goal_files(&self) -> bool {
-        true
-    }
-
     fn closing(&self, cx: &SteerContext<'_>) -> String {
         if cx.history.last().is_some_and(JournalEntry::is_error) {
             return String::new();
@@ -67,9 +63,7 @@ pub fn missing_files(
     toolbox: &Toolbox,
     history: &[JournalEntry],
 ) -> Vec<String> {
-    let already_told = history
-        .iter()
-        .any(|e| e.steered_by.as_deref() == Some(NAME));
+    let already_told = super::acted(history, NAME);
     if already_told {
         return Vec::new();
     }

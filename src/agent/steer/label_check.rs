@@ -36,10 +36,6 @@ impl Steer for LabelCheck {
         "answers a write of `label: value` into the goal's file, where the goal asks for just the value, with the bare write spelled out"
     }
 
-    fn needs_goal_files(&self) -> bool {
-        true
-    }
-
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
         if cx.toolbox.effect(&decision.action.name) != ToolEffect::Writes {
             return Gate::Go;
@@ -84,9 +80,7 @@ pub fn refusal(
     if !outputs.iter().any(|output| output == path) {
         return None;
     }
-    let told = history
-        .iter()
-        .any(|e| e.steered_by.as_deref() == Some(NAME));
+    let told = super::acted(history, NAME);
     if told {
         return None;
     }

@@ -58,13 +58,12 @@ pub struct SteerContext<'a> {
     pub limits: &'a Limits,
 }
 
-impl SteerContext<'_> {
-    /// Whether `steer` already acted on a round of this run.
-    pub fn acted_before(&self, steer: &str) -> bool {
-        self.history
-            .iter()
-            .any(|e| e.steered_by.as_deref() == Some(steer))
-    }
+/// Whether the steer named `steer` already answered a round of `history`
+/// (its `steered_by`): how a steer that acts once per run knows it did.
+pub fn acted(history: &[JournalEntry], steer: &str) -> bool {
+    history
+        .iter()
+        .any(|e| e.steered_by.as_deref() == Some(steer))
 }
 
 /// A steer's answer to a decision before it acts.
@@ -106,11 +105,6 @@ pub trait Steer: Send + Sync {
     /// Whether it is on when nothing switches it.
     fn on_by_default(&self) -> bool {
         true
-    }
-    /// Whether it reads the goal's files (computed once if any steer on
-    /// does).
-    fn needs_goal_files(&self) -> bool {
-        false
     }
     /// Whether its gate may say [`Gate::Reask`] (the loop then keeps each
     /// round's conversation for the second request).
@@ -193,11 +187,6 @@ pub async fn opening(steers: &Steers, cx: &SteerContext<'_>, first_round: u32) -
 /// Whether any steer on may ask the model again.
 pub fn may_reask(steers: &Steers) -> bool {
     active(steers).any(|s| s.may_reask())
-}
-
-/// Whether any steer on reads the goal's files.
-pub fn need_goal_files(steers: &Steers) -> bool {
-    active(steers).any(|s| s.needs_goal_files())
 }
 
 #[cfg(test)]

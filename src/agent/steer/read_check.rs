@@ -37,10 +37,6 @@ impl Steer for ReadCheck {
         "answers a run's first write with a note when the goal names input files and nothing was read yet"
     }
 
-    fn needs_goal_files(&self) -> bool {
-        true
-    }
-
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
         let unread = unread(&cx.files.inputs, decision, cx.history, cx.toolbox);
         if unread.is_empty() {
@@ -67,9 +63,7 @@ pub fn unread(
     if toolbox.effect(&decision.action.name) != ToolEffect::Writes || inputs.is_empty() {
         return Vec::new();
     }
-    let already_told = history
-        .iter()
-        .any(|e| e.steered_by.as_deref() == Some(NAME));
+    let already_told = super::acted(history, NAME);
     if already_told {
         return Vec::new();
     }

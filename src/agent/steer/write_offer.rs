@@ -36,10 +36,6 @@ impl Steer for WriteOffer {
         "after code printed or wrote a value, or a refused finish gave one, spells out the write that saves it in the goal's missing file"
     }
 
-    fn needs_goal_files(&self) -> bool {
-        true
-    }
-
     fn closing(&self, cx: &SteerContext<'_>) -> String {
         offer(&cx.files.outputs, cx.toolbox, cx.history.last())
     }

@@ -107,22 +107,11 @@ impl RunCode {
 #[async_trait]
 impl Tool for RunCode {
     fn spec(&self) -> ToolSpec {
-        let workspace = if self.config.allow_writes {
-            "read-write"
-        } else {
-            "read-only"
-        };
-        let save = if self.config.allow_writes {
-            ""
-        } else if self.options.save_writes {
-            " Files the code writes (open(..., 'w') or write_file) are saved to the workspace when the code succeeds."
-        } else {
-            " To save a result, print it and write it with write_file."
-        };
-        let workspace = if !self.config.allow_writes && self.options.save_writes {
-            "the working directory"
-        } else {
-            workspace
+        // How the workspace behaves for code, and how a result is kept.
+        let (workspace, save) = match (self.config.allow_writes, self.options.save_writes) {
+            (true, _) => (" and is read-write", ""),
+            (false, true) => ("", " Files the code writes (open(..., 'w') or write_file) are saved to the workspace when the code succeeds."),
+            (false, false) => (" and is read-only", " To save a result, print it and write it with write_file."),
         };
         let actions = if self.options.code_actions {
             " In Python, the workspace tools are functions: read_file(path) returns the text, write_file(path, content) saves it, list_dir(path) returns the names, search_files(text, path) returns the matching lines; variables you set stay defined in the next run_code call of this task."
@@ -132,14 +121,9 @@ impl Tool for RunCode {
         let description = format!(
             "Run Python or Bash code in a sandbox and return stdout, stderr, exit_code, timed_out and killed. \
              The sandbox has no network (even 127.0.0.1 is unreachable) and a read-only system. The workspace is the \
-             working directory{}, so open('data.csv') reads the workspace file; /tmp is private scratch \
+             working directory{workspace}, so open('data.csv') reads the workspace file; /tmp is private scratch \
              space that disappears after the run.{save}{actions} Limits: timeout_secs wall time (default {}s, at most {}s), {} MiB of \
              memory, {} processes. Print what you need to see.",
-            if workspace == "the working directory" {
-                String::new()
-            } else {
-                format!(" and is {workspace}")
-            },
             DEFAULT_CODE_TIMEOUT.as_secs(),
             MAX_CODE_TIMEOUT.as_secs(),
             self.config.memory_bytes >> 20,
