@@ -28,6 +28,7 @@ pub mod peers;
 pub mod pool;
 pub mod remote;
 pub mod run_host;
+pub mod shared;
 pub mod tls;
 pub mod wire;
 

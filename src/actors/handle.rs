@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorRef};
 
+use super::config::PlannerConfig;
 use super::events::EventSink;
 use super::messages::{PlannerMsg, TaskRequest};
 use super::models::{ModelFactory, Models};
-use super::planner::{Planner, PlannerConfig};
+use super::planner::Planner;
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
 use crate::agent::LongTermMemory;

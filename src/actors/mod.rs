@@ -20,6 +20,7 @@
 //! `events.rs` (progress events). Cancellation is one mechanism: a
 //! `CancellationToken` per task, a child token per executor.
 
+mod config;
 mod dag;
 pub mod events;
 pub mod executor;
@@ -35,6 +36,7 @@ pub mod roles;
 
 /// Re-exported: fault injection lives in [`crate::faults`].
 pub use crate::faults::Faults;
+pub use config::PlannerConfig;
 pub use dag::{AfterFailure, Dag, Slot};
 pub use events::{EventSink, PlanEvent};
 pub use handle::{
@@ -44,6 +46,6 @@ pub use handle::{
 pub use live_task::DEADLINE_GRACE;
 pub use messages::{PlannerMsg, TaskRequest};
 pub use models::{ModelBuildError, ModelFactory, Models};
-pub use planner::{Planner, PlannerConfig};
+pub use planner::Planner;
 pub use report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus};
 pub use roles::{Role, RoleError, RoleRegistry};

@@ -8,51 +8,15 @@
 //! Shutdown cancels every task's token and ends each task in error.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio_util::sync::CancellationToken;
 
-use super::events::EventSink;
+use super::config::PlannerConfig;
 use super::live_task::{Cx, LiveTask};
 use super::messages::{PlannerMsg, TaskEvent, TaskId, TaskRequest};
-use super::models::Models;
 use super::report::TaskReport;
-use super::roles::{Role, RoleError, RoleRegistry};
-use crate::agent::LongTermMemory;
-use crate::cluster::Cluster;
-use crate::faults::Faults;
-use crate::limits::Limits;
-use crate::tools::Toolbox;
-
-/// How a planner is set up (see `HermesBuilder` for the defaults).
-#[derive(Clone)]
-pub struct PlannerConfig {
-    /// Models for the planner and the roles.
-    pub models: Models,
-    /// Every tool; each role gets its subset.
-    pub toolbox: Arc<Toolbox>,
-    /// Executor roles.
-    pub roles: RoleRegistry,
-    /// Loop limits before role overrides.
-    pub limits: Limits,
-    /// Most subtasks running at once, per task.
-    pub concurrency: usize,
-    /// Most replans per task.
-    pub max_replans: u32,
-    /// Task-wide deadline when a request sets none.
-    pub task_timeout: Duration,
-    /// Progress events.
-    pub events: Option<EventSink>,
-    /// Faults to inject into executors (none in production).
-    pub faults: Faults,
-    /// Long-term memory the executors' loops share, if any.
-    pub memory: Option<LongTermMemory>,
-    /// Worker nodes that run subtasks of the roles they serve (none: every
-    /// subtask runs here).
-    pub cluster: Option<Cluster>,
-}
+use super::roles::{Role, RoleError};
 
 /// The planner's state: its tasks and which task each executor works for.
 pub struct PlannerState {

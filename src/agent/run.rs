@@ -113,7 +113,7 @@ impl<'a> Run<'a> {
             files: &self.files,
             toolbox: &self.agent.toolbox,
             history: self.journal.entries(),
-            limits: &self.agent.limits,
+            repetition_window: self.agent.limits.repetition_window,
         }
     }
 

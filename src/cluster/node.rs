@@ -15,7 +15,8 @@ use tokio::sync::Semaphore;
 
 use super::events::{NodeEvent, NodeEventSink};
 use super::peers::{self, PeerEvent};
-use super::pool::{NodeShared, Pool, PoolArgs};
+use super::pool::{Pool, PoolArgs};
+use super::shared::NodeShared;
 use super::tls::{self, TlsFiles};
 use super::wire::{role_group, PoolMsg};
 use super::ClusterError;

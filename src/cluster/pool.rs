@@ -3,91 +3,17 @@
 //! answers `Describe`, and turns each `Run` into a local, supervised
 //! [`RunHost`](super::run_host::RunHost) once the node has a free slot.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use dashmap::DashMap;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{NodeEvent, NodeEventSink};
+use super::events::NodeEvent;
 use super::run_host::{RunHost, RunHostArgs};
-use super::wire::{role_group, PoolInfo, PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
-use crate::actors::{Models, RoleRegistry};
-use crate::agent::steer::Steers;
+use super::shared::{NodeShared, RunEntry};
+use super::wire::{role_group, PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
 use crate::agent::{Outcome, StopStatus};
-use crate::tools::Toolbox;
-
-/// A run the node accepted (waiting for a slot or running).
-pub struct RunEntry {
-    /// The planner node that sent it (`name@host`).
-    pub origin: String,
-    /// Stops the run (its loop ends `cancelled`).
-    pub cancel: CancellationToken,
-}
-
-/// What every pool and run host of one node shares.
-pub struct NodeShared {
-    /// The node's name (`--name`).
-    pub name: String,
-    /// Most subtasks running at once on the node.
-    pub capacity: u32,
-    /// One permit per running subtask.
-    pub slots: Arc<Semaphore>,
-    /// Accepted runs by run id.
-    pub runs: DashMap<String, RunEntry>,
-    /// Accepted runs waiting for a slot.
-    pub queued: AtomicU32,
-    /// Set by a drain: new runs are refused.
-    pub draining: AtomicBool,
-    /// The node's roles.
-    pub roles: RoleRegistry,
-    /// The node's models.
-    pub models: Models,
-    /// Every tool of the node; each role gets its subset.
-    pub toolbox: Arc<Toolbox>,
-    /// Steer switches set on every run, over the planner's (`--steer`).
-    pub steer: Steers,
-    /// Where events go.
-    pub events: Option<NodeEventSink>,
-}
-
-impl NodeShared {
-    /// Reports an event (also as a tracing line).
-    pub fn emit(&self, event: NodeEvent) {
-        tracing::info!("{event}");
-        if let Some(sink) = &self.events {
-            sink(&event);
-        }
-    }
-
-    /// Subtasks running now.
-    pub fn running(&self) -> u32 {
-        self.capacity
-            .saturating_sub(self.slots.available_permits() as u32)
-    }
-
-    /// Cancels every run sent by `origin`; returns how many.
-    pub fn cancel_origin(&self, origin: &str) -> usize {
-        self.runs
-            .iter()
-            .filter(|r| r.origin == origin)
-            .map(|r| r.cancel.cancel())
-            .count()
-    }
-
-    fn info(&self, role: &str) -> PoolInfo {
-        PoolInfo {
-            protocol: PROTOCOL,
-            node: self.name.clone(),
-            role: role.to_string(),
-            capacity: self.capacity,
-            running: self.running(),
-            queued: self.queued.load(Ordering::Relaxed),
-        }
-    }
-}
 
 /// What a pool is started with.
 pub struct PoolArgs {
@@ -240,11 +166,19 @@ fn accept(
 mod tests {
     use std::collections::HashMap;
 
+    use std::sync::atomic::{AtomicBool, AtomicU32};
+
+    use dashmap::DashMap;
+    use tokio::sync::Semaphore;
+
     use super::*;
     use crate::actors::plan::PlannedSubtask;
     use crate::actors::roles::parse_role;
+    use crate::actors::{Models, RoleRegistry};
+    use crate::agent::steer::Steers;
     use crate::limits::Limits;
     use crate::llm::ScriptedLlm;
+    use crate::tools::Toolbox;
 
     fn shared() -> Arc<NodeShared> {
         let roles = RoleRegistry::new();

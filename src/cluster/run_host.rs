@@ -10,7 +10,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 use super::events::NodeEvent;
-use super::pool::NodeShared;
+use super::shared::NodeShared;
 use super::wire::{RunEnded, RunRequest, Wire};
 use crate::actors::executor::{Executor, ExecutorArgs, TaskJournals};
 use crate::actors::messages::{ExecutorMsg, ExecutorReport, SubtaskRun};

@@ -7,11 +7,7 @@
 use serde_json::Value;
 
 use super::quotes::{self, Quotes};
-use super::DecisionError;
-
-/// Deepest nesting accepted. A decision needs about five levels; the repair
-/// crate recurses per level, so anything far deeper is refused up front.
-pub(super) const MAX_DEPTH: usize = 64;
+use super::{DecisionError, MAX_DEPTH};
 
 /// Parses `text` into a JSON value. The flag says whether repair was needed.
 pub(super) fn parse_value(text: &str) -> Result<(Value, bool), DecisionError> {

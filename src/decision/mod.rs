@@ -34,6 +34,10 @@ mod shape;
 use serde::Serialize;
 use serde_json::Value;
 
+/// Deepest nesting accepted. A decision needs about five levels; the repair
+/// crate recurses per level, so anything far deeper is refused up front.
+const MAX_DEPTH: usize = 64;
+
 /// The action name that ends a run.
 pub const FINISH: &str = "finish";
 

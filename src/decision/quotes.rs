@@ -25,7 +25,7 @@
 //! strings, bare keys and words, comments, trailing and missing commas), so
 //! that those shapes are not mistaken for misplaced quotes.
 
-use super::json::MAX_DEPTH;
+use super::MAX_DEPTH;
 
 /// What the scan concluded about the double quotes in a text.
 #[derive(Debug, PartialEq, Eq)]

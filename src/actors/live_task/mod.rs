@@ -20,13 +20,13 @@ use tracing::Span;
 mod ending;
 mod executors;
 
+use super::config::PlannerConfig;
 use super::dag::{AfterFailure, Dag};
 use super::events::PlanEvent;
 use super::executor::TaskJournals;
 use super::messages::{ExecutorMsg, PlannerMsg, TaskEvent, TaskId, TaskRequest};
 use super::model_call::ask_then_tell;
 use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, ReplanContext};
-use super::planner::PlannerConfig;
 use super::report::TaskReport;
 use crate::agent::{Outcome, StopStatus};
 use crate::llm::Usage;

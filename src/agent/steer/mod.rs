@@ -40,7 +40,6 @@ pub use switches::{SteerError, Steers};
 
 use crate::decision::Decision;
 use crate::journal::JournalEntry;
-use crate::limits::Limits;
 use crate::tools::Toolbox;
 
 /// What a steer sees of a run.
@@ -54,8 +53,9 @@ pub struct SteerContext<'a> {
     pub toolbox: &'a Toolbox,
     /// The rounds played so far.
     pub history: &'a [JournalEntry],
-    /// The run's bounds.
-    pub limits: &'a Limits,
+    /// How many recent rounds a repeated call is looked for in (the run's
+    /// `Limits::repetition_window`).
+    pub repetition_window: usize,
 }
 
 /// Whether the steer named `steer` already answered a round of `history`

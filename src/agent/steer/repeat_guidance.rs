@@ -13,7 +13,6 @@
 
 use crate::decision::Action;
 use crate::journal::{action_hash, JournalEntry};
-use crate::limits::Limits;
 use crate::text::{clip, one_line};
 use crate::tools::ToolResult;
 
@@ -51,7 +50,8 @@ impl super::Steer for RepeatGuidance {
         if decision.is_finish() {
             return super::Gate::Go;
         }
-        let Some(earlier) = repeated_round(cx.history, &decision.action, cx.limits) else {
+        let Some(earlier) = repeated_round(cx.history, &decision.action, cx.repetition_window)
+        else {
             return super::Gate::Go;
         };
         if !reasked {
@@ -72,13 +72,13 @@ const QUOTED_CHARS: usize = 300;
 pub fn repeated_round<'a>(
     history: &'a [JournalEntry],
     action: &Action,
-    limits: &Limits,
+    window: usize,
 ) -> Option<&'a JournalEntry> {
     let hash = action_hash(&action.name, &action.args);
     history
         .iter()
         .rev()
-        .take(limits.repetition_window)
+        .take(window)
         .find(|entry| entry.args_hash == hash)
 }
 
@@ -154,17 +154,13 @@ mod tests {
             entry(2, "list_dir", json!({}), true),
             entry(3, "read_file", json!({"path": "a"}), false),
         ];
-        let limits = Limits::default();
-        let found = repeated_round(&history, &call("read_file", json!({"path": "a"})), &limits);
+        let window = crate::limits::Limits::default().repetition_window;
+        let found = repeated_round(&history, &call("read_file", json!({"path": "a"})), window);
         assert_eq!(found.map(|e| e.round), Some(3));
         assert!(
-            repeated_round(&history, &call("read_file", json!({"path": "b"})), &limits).is_none()
+            repeated_round(&history, &call("read_file", json!({"path": "b"})), window).is_none()
         );
-        let narrow = Limits {
-            repetition_window: 1,
-            ..Limits::default()
-        };
-        assert!(repeated_round(&history, &call("list_dir", json!({})), &narrow).is_none());
+        assert!(repeated_round(&history, &call("list_dir", json!({})), 1).is_none());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
 use super::decode::{fail, Sampler, FORCED_MAX, PROMPT_CHUNK};
-use super::engine::Job;
+use super::Job;
 use crate::llm::jump_forward::Template;
 use crate::llm::{ChatResponse, LlmError, Usage};
 

@@ -19,15 +19,14 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
-use tokio::sync::oneshot;
 
 use super::active::Active;
 use super::decode::{self, fail, Sampler};
 use super::kept::KeptPrompt;
 use super::slots::Slots;
-use super::{Generating, LocalConfig};
+use super::{Job, LocalConfig};
 use crate::llm::jump_forward::Template;
-use crate::llm::{ChatRequest, ChatResponse, LlmError};
+use crate::llm::LlmError;
 
 /// Conversations kept alive in the context at most (each reserves
 /// `context_size` tokens of KV cache: about 115 MB at 4,096 tokens for a
@@ -48,16 +47,6 @@ fn live_conversations(config: &LocalConfig) -> usize {
         .min(MAX_LIVE_CONVERSATIONS)
         .min(fit)
         .max(1)
-}
-
-/// One request for the engine.
-pub(super) struct Job {
-    pub request: ChatRequest,
-    /// Set when the caller stopped waiting (timeout, cancellation).
-    pub cancel: Arc<AtomicBool>,
-    pub reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
-    /// Counts the job until the engine is done with it.
-    pub _generating: Generating,
 }
 
 /// Runs the engine on this thread until `jobs` closes and every request

@@ -38,9 +38,17 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use tokio::sync::oneshot;
 
-use engine::Job;
-
 use super::{ChatRequest, ChatResponse, Llm, LlmError};
+
+/// One request for the engine.
+struct Job {
+    request: ChatRequest,
+    /// Set when the caller stopped waiting (timeout, cancellation).
+    cancel: Arc<AtomicBool>,
+    reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
+    /// Counts the job until the engine is done with it.
+    _generating: Generating,
+}
 
 /// Conversations kept alive for prefix reuse by default.
 pub const DEFAULT_CACHED_CONVERSATIONS: usize = MAX_LIVE_CONVERSATIONS;

@@ -1,0 +1,42 @@
+//! [`PlannerConfig`]: how a planner is set up (models, tools, roles,
+//! limits, bounds, events, faults, memory, placement on other nodes).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::events::EventSink;
+use super::models::Models;
+use super::roles::RoleRegistry;
+use crate::agent::LongTermMemory;
+use crate::cluster::Cluster;
+use crate::faults::Faults;
+use crate::limits::Limits;
+use crate::tools::Toolbox;
+
+/// How a planner is set up (see `HermesBuilder` for the defaults).
+#[derive(Clone)]
+pub struct PlannerConfig {
+    /// Models for the planner and the roles.
+    pub models: Models,
+    /// Every tool; each role gets its subset.
+    pub toolbox: Arc<Toolbox>,
+    /// Executor roles.
+    pub roles: RoleRegistry,
+    /// Loop limits before role overrides.
+    pub limits: Limits,
+    /// Most subtasks running at once, per task.
+    pub concurrency: usize,
+    /// Most replans per task.
+    pub max_replans: u32,
+    /// Task-wide deadline when a request sets none.
+    pub task_timeout: Duration,
+    /// Progress events.
+    pub events: Option<EventSink>,
+    /// Faults to inject into executors (none in production).
+    pub faults: Faults,
+    /// Long-term memory the executors' loops share, if any.
+    pub memory: Option<LongTermMemory>,
+    /// Worker nodes that run subtasks of the roles they serve (none: every
+    /// subtask runs here).
+    pub cluster: Option<Cluster>,
+}
