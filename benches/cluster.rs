@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use common::{finish, text, Reply, ScriptedServer};
 use hermes::actors::{roles::parse_role, Hermes, RoleRegistry, TaskRequest, TaskStatus};
+use hermes::cluster::{Cluster, ClusterConfig};
 use hermes::llm::{OpenAiClient, OpenAiConfig};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -106,8 +107,13 @@ async fn run_task(base_url: &str, nodes: &[NodeProc], concurrency: usize) -> (Du
         .llm(llm)
         .roles(roles)
         .concurrency(concurrency);
-    for node in nodes {
-        builder = builder.connect(node.addr.clone(), COOKIE);
+    if !nodes.is_empty() {
+        let config = ClusterConfig {
+            connect: nodes.iter().map(|n| n.addr.clone()).collect(),
+            cookie: COOKIE.into(),
+            ..ClusterConfig::default()
+        };
+        builder = builder.placement(Arc::new(Cluster::connect(config).await.unwrap()));
     }
     let hermes = builder.spawn().await.unwrap();
     let started = Instant::now();

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hermes::actors::{roles::parse_role, Hermes, RoleRegistry, TaskRequest};
-use hermes::cluster::{Node, NodeEvent};
+use hermes::cluster::{Cluster, ClusterConfig, Node, NodeEvent};
 use hermes::llm::scripted::scripted_response;
 use hermes::llm::{ChatRequest, ChatResponse, Llm, LlmError};
 use hermes::tools::Toolbox;
@@ -139,8 +139,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .llm(Arc::new(DemoModel))
         .roles(role("all"))
         .concurrency(4)
-        .connect(research_addr, COOKIE)
-        .connect(writing_addr, COOKIE)
+        .placement(Arc::new(
+            Cluster::connect(ClusterConfig {
+                connect: vec![research_addr, writing_addr],
+                cookie: COOKIE.into(),
+                ..ClusterConfig::default()
+            })
+            .await?,
+        ))
         .on_event(Arc::new(|event| eprintln!("[plan] {event}")))
         .spawn()
         .await?;

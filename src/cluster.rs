@@ -32,7 +32,7 @@ pub mod shared;
 pub mod tls;
 pub mod wire;
 
-pub use client::{Cluster, ClusterConfig, Notice, NoticeSink, Placement};
+pub use client::{Cluster, ClusterConfig, Notice, NoticeSink, PickedPool};
 pub use events::{NodeEvent, NodeEventSink};
 pub use node::{Node, NodeBuilder, DEFAULT_CAPACITY};
 pub use tls::TlsFiles;

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use super::events::EventSink;
 use super::models::Models;
+use super::placement::Placement;
 use super::roles::RoleRegistry;
 use crate::agent::LongTermMemory;
-use crate::cluster::Cluster;
 use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::tools::Toolbox;
@@ -36,7 +36,8 @@ pub struct PlannerConfig {
     pub faults: Faults,
     /// Long-term memory the executors' loops share, if any.
     pub memory: Option<LongTermMemory>,
-    /// Worker nodes that run subtasks of the roles they serve (none: every
-    /// subtask runs here).
-    pub cluster: Option<Cluster>,
+    /// Where subtasks may run besides this process: worker nodes that run
+    /// subtasks of the roles they serve (`hermes_cluster::Cluster`); none:
+    /// every subtask runs here.
+    pub placement: Option<Arc<dyn Placement>>,
 }

@@ -190,13 +190,34 @@ mod tests {
     use super::*;
     use crate::actors::plan::PlannedSubtask;
     use crate::actors::roles::RoleLimits;
-    use crate::cluster::run_host::RunHostMsg;
     use crate::limits::Limits;
     use crate::llm::ScriptedLlm;
 
     /// Stands in for the planner: hands each report to the test (it hears
     /// what a node's run host hears).
     struct Collector;
+
+    /// The collector's mailbox: an executor's report.
+    #[derive(ractor_cluster::RactorMessage)]
+    enum RunHostMsg {
+        Report(ExecutorReport),
+    }
+
+    impl From<ExecutorReport> for RunHostMsg {
+        fn from(report: ExecutorReport) -> Self {
+            RunHostMsg::Report(report)
+        }
+    }
+
+    impl TryFrom<RunHostMsg> for ExecutorReport {
+        type Error = RunHostMsg;
+
+        fn try_from(message: RunHostMsg) -> Result<Self, RunHostMsg> {
+            match message {
+                RunHostMsg::Report(report) => Ok(report),
+            }
+        }
+    }
 
     impl Actor for Collector {
         type Msg = RunHostMsg;

@@ -10,11 +10,11 @@ use super::config::PlannerConfig;
 use super::events::EventSink;
 use super::messages::{PlannerMsg, TaskRequest};
 use super::models::{ModelFactory, Models};
+use super::placement::Placement;
 use super::planner::Planner;
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
 use crate::agent::LongTermMemory;
-use crate::cluster::{Cluster, ClusterConfig};
 use crate::faults::Faults;
 use crate::limits::Limits;
 use crate::llm::Llm;
@@ -57,7 +57,7 @@ pub struct HermesBuilder {
     events: Option<EventSink>,
     faults: Faults,
     memory: Option<LongTermMemory>,
-    cluster: Option<ClusterConfig>,
+    placement: Option<Arc<dyn Placement>>,
 }
 
 impl HermesBuilder {
@@ -119,35 +119,19 @@ impl HermesBuilder {
         self
     }
 
-    /// Runs subtasks on the worker node at `addr` (`HOST:PORT`, a running
-    /// `hermes node` or [`crate::cluster::Node`]) when it serves their
-    /// role; call once per node. Every node and planner of a cluster uses
-    /// the same `cookie`. Nodes that cannot be reached are dialed again in
-    /// the background; subtasks run locally meanwhile.
-    pub fn connect(mut self, addr: impl Into<String>, cookie: impl Into<String>) -> Self {
-        let config = self.cluster.get_or_insert_with(ClusterConfig::default);
-        config.connect.push(addr.into());
-        config.cookie = cookie.into();
-        self
-    }
-    /// The whole cluster setup at once (addresses, cookie, TLS, notices).
-    pub fn cluster(mut self, config: ClusterConfig) -> Self {
-        self.cluster = Some(config);
+    /// Runs subtasks elsewhere when `placement` picks a node for them: a
+    /// connected `hermes::cluster::Cluster` runs each subtask on a worker
+    /// node (`hermes node`) that serves its role, and the rest here.
+    /// Shut down with the planner ([`Hermes::shutdown`]).
+    pub fn placement(mut self, placement: Arc<dyn Placement>) -> Self {
+        self.placement = Some(placement);
         self
     }
 
-    /// Starts the planner actor (and, with [`HermesBuilder::connect`],
-    /// waits up to a few seconds for the first session with each node).
+    /// Starts the planner actor.
     pub async fn spawn(self) -> Result<Hermes, HermesError> {
         let llm = self.llm.ok_or(HermesError::NoModel)?;
-        let cluster = match self.cluster {
-            Some(config) if !config.connect.is_empty() => Some(
-                Cluster::connect(config)
-                    .await
-                    .map_err(|e| HermesError::Start(e.to_string()))?,
-            ),
-            _ => None,
-        };
+        let placement = self.placement;
         let mut models = Models::new(llm);
         if let Some(factory) = self.factory {
             models = models.with_factory(factory);
@@ -163,19 +147,19 @@ impl HermesBuilder {
             events: self.events,
             faults: self.faults,
             memory: self.memory,
-            cluster: cluster.clone(),
+            placement: placement.clone(),
         };
         let (planner, _) = Actor::spawn(None, Planner, config)
             .await
             .map_err(|e| HermesError::Start(e.to_string()))?;
-        Ok(Hermes { planner, cluster })
+        Ok(Hermes { planner, placement })
     }
 }
 
 /// A running planner. Submit tasks, register roles; drop or `shutdown` to stop.
 pub struct Hermes {
     planner: ActorRef<PlannerMsg>,
-    cluster: Option<Cluster>,
+    placement: Option<Arc<dyn Placement>>,
 }
 
 impl Hermes {
@@ -193,7 +177,7 @@ impl Hermes {
             events: None,
             faults: Faults::none(),
             memory: None,
-            cluster: None,
+            placement: None,
         }
     }
 
@@ -222,11 +206,11 @@ impl Hermes {
     }
 
     /// The worker nodes with a live session, by name (empty without
-    /// [`HermesBuilder::connect`]).
+    /// [`HermesBuilder::placement`]).
     pub fn nodes(&self) -> Vec<String> {
-        self.cluster
+        self.placement
             .as_ref()
-            .map(Cluster::nodes)
+            .map(|p| p.nodes())
             .unwrap_or_default()
     }
 
@@ -242,8 +226,8 @@ impl Hermes {
             .planner
             .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(5)))
             .await;
-        if let Some(cluster) = self.cluster {
-            cluster.shutdown().await;
+        if let Some(placement) = self.placement {
+            placement.shutdown().await;
         }
     }
 }

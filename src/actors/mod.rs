@@ -29,6 +29,7 @@ mod live_task;
 pub mod messages;
 mod model_call;
 pub mod models;
+pub mod placement;
 pub mod plan;
 mod planner;
 pub mod report;
@@ -46,6 +47,7 @@ pub use handle::{
 pub use live_task::DEADLINE_GRACE;
 pub use messages::{PlannerMsg, TaskRequest};
 pub use models::{ModelBuildError, ModelFactory, Models};
+pub use placement::{Placement, RemoteRun, RemoteSlot};
 pub use planner::Planner;
 pub use report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus};
 pub use roles::{Role, RoleError, RoleRegistry};

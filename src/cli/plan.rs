@@ -9,6 +9,7 @@ use hermes::actors::{
     Hermes, PlanEvent, SubtaskStatus, TaskReport, TaskRequest, TaskStatus, DEFAULT_CONCURRENCY,
     DEFAULT_MAX_REPLANS,
 };
+use hermes::cluster::Cluster;
 use hermes::limits::Limits;
 
 use super::cluster_flags::ConnectArgs;
@@ -117,8 +118,11 @@ async fn start(
     if let Some(memory) = memory {
         builder = builder.memory(memory);
     }
-    if let Some(cluster) = args.cluster.config()? {
-        builder = builder.cluster(cluster);
+    if let Some(config) = args.cluster.config()? {
+        let cluster = Cluster::connect(config)
+            .await
+            .map_err(|e| format!("the planner did not start: {e}"))?;
+        builder = builder.placement(Arc::new(cluster));
     }
     builder
         .llm(Arc::clone(&team.llm))

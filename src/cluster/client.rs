@@ -72,9 +72,9 @@ pub struct ClusterConfig {
     pub notices: Option<NoticeSink>,
 }
 
-/// A placement: a remote pool for one subtask, counted as load on its node
+/// A remote pool picked for one subtask, counted as load on its node
 /// until dropped.
-pub struct Placement {
+pub struct PickedPool {
     /// The pool.
     pub pool: ActorRef<PoolMsg>,
     /// The node's name.
@@ -82,7 +82,7 @@ pub struct Placement {
     load: Arc<AtomicUsize>,
 }
 
-impl Drop for Placement {
+impl Drop for PickedPool {
     fn drop(&mut self) {
         self.load.fetch_sub(1, Ordering::Relaxed);
     }
@@ -200,7 +200,7 @@ impl Cluster {
     /// The least-loaded remote pool serving `role` (load = this planner's
     /// subtasks in flight there ÷ the node's capacity), never on `avoid`;
     /// `None` when no other node serves the role.
-    pub fn pick(&self, role: &str, avoid: Option<&str>) -> Option<Placement> {
+    pub fn pick(&self, role: &str, avoid: Option<&str>) -> Option<PickedPool> {
         let inner = &self.inner;
         let candidates: Vec<(ActorRef<PoolMsg>, String)> =
             ractor::pg::get_members(&role_group(role))
@@ -233,7 +233,7 @@ impl Cluster {
             .clone();
         let load = Arc::clone(&inner.load.entry(node.clone()).or_default());
         load.fetch_add(1, Ordering::Relaxed);
-        Some(Placement { pool, node, load })
+        Some(PickedPool { pool, node, load })
     }
 
     /// Stops dialing and closes every session.
@@ -247,6 +247,27 @@ impl Cluster {
                 Some(Duration::from_secs(2)),
             )
             .await;
+    }
+}
+
+/// The actor layer's view of a cluster: a subtask runs on the least-loaded
+/// node serving its role ([`Cluster::pick`]), or here when none does.
+#[async_trait::async_trait]
+impl crate::actors::Placement for Cluster {
+    fn pick(&self, role: &str, avoid: Option<&str>) -> Option<Box<dyn crate::actors::RemoteSlot>> {
+        let picked = Cluster::pick(self, role, avoid)?;
+        Some(Box::new(super::remote::ClusterSlot {
+            picked,
+            origin: self.identity().to_string(),
+        }))
+    }
+
+    fn nodes(&self) -> Vec<String> {
+        Cluster::nodes(self)
+    }
+
+    async fn shutdown(&self) {
+        Cluster::shutdown(self).await;
     }
 }
 

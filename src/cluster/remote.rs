@@ -10,14 +10,16 @@
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use ractor::rpc::CallResult;
-use ractor::{Actor, ActorProcessingErr, ActorRef, DerivedActorRef};
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, DerivedActorRef, SpawnErr};
 use tokio_util::sync::CancellationToken;
 
-use super::client::Placement;
+use super::client::PickedPool;
 use super::wire::{PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
 use crate::actors::executor::TaskJournals;
 use crate::actors::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
+use crate::actors::placement::{RemoteRun, RemoteSlot};
 
 /// How long after the loop's own timeout the planner waits for a remote
 /// answer before it calls the run lost.
@@ -26,7 +28,7 @@ pub const REMOTE_GRACE: Duration = Duration::from_secs(10);
 /// What a remote executor is started with.
 pub struct RemoteArgs {
     /// Where the run goes.
-    pub placement: Placement,
+    pub placement: PickedPool,
     /// This planner's node identity (`name@host`).
     pub origin: String,
     /// Where the outcome goes.
@@ -170,4 +172,38 @@ fn send(myself: ActorRef<ExecutorMsg>, args: &RemoteArgs, run: SubtaskRun, run_i
         };
         let _ = myself.send_message(ExecutorMsg::LoopEnded(ended.map_err(LoopPanic)));
     });
+}
+
+/// A subtask's place on a worker node, as the planner sees it: the picked
+/// pool and this planner's identity.
+pub struct ClusterSlot {
+    /// The pool that will run the subtask.
+    pub picked: PickedPool,
+    /// This planner's node identity (`name@host`).
+    pub origin: String,
+}
+
+#[async_trait]
+impl RemoteSlot for ClusterSlot {
+    fn node(&self) -> &str {
+        &self.picked.node
+    }
+
+    async fn spawn(
+        self: Box<Self>,
+        run: RemoteRun,
+        supervisor: ActorCell,
+    ) -> Result<ActorRef<ExecutorMsg>, SpawnErr> {
+        let args = RemoteArgs {
+            placement: self.picked,
+            origin: self.origin,
+            report_to: run.report_to,
+            task: run.task,
+            journals: run.journals,
+            cancel: run.cancel,
+        };
+        Actor::spawn_linked(None, RemoteExecutor, args, supervisor)
+            .await
+            .map(|(actor, _)| actor)
+    }
 }

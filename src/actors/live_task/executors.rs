@@ -11,9 +11,9 @@ use super::{Cx, LiveTask, Running, DEADLINE_GRACE};
 use crate::actors::events::PlanEvent;
 use crate::actors::executor::{Executor, ExecutorArgs};
 use crate::actors::messages::{ExecutorMsg, SubtaskRun};
+use crate::actors::placement::RemoteRun;
 use crate::actors::plan::PlannedSubtask;
 use crate::agent::{Outcome, StopStatus};
-use crate::cluster::remote::{RemoteArgs, RemoteExecutor};
 use crate::journal::JournalEntry;
 use crate::llm::Usage;
 use crate::telemetry;
@@ -65,13 +65,13 @@ impl LiveTask {
             .slot(&spec.id)
             .filter(|s| s.restarts > 0)
             .and_then(|s| s.node.clone());
-        let placement = config
-            .cluster
+        let slot = config
+            .placement
             .as_ref()
-            .and_then(|c| c.pick(&spec.role, avoid.as_deref()));
-        let node = placement
+            .and_then(|p| p.pick(&spec.role, avoid.as_deref()));
+        let node = slot
             .as_ref()
-            .map_or_else(|| "local".to_string(), |p| p.node.clone());
+            .map_or_else(|| "local".to_string(), |s| s.node().to_string());
         self.dag.place(&spec.id, node.clone());
         if history.is_empty() {
             cx.emit(PlanEvent::Started {
@@ -89,22 +89,22 @@ impl LiveTask {
             history,
             trace_context,
         };
-        let spawned = match (placement, &config.cluster) {
-            (Some(placement), Some(cluster)) => {
-                let remote = RemoteArgs {
-                    placement,
-                    origin: cluster.identity().to_string(),
+        let spawned = match slot {
+            Some(slot) => {
+                let remote = RemoteRun {
                     report_to: args.report_to,
                     task: args.task,
                     journals: args.journals,
                     cancel: args.cancel,
                 };
-                Actor::spawn_linked(None, RemoteExecutor, remote, cx.myself.get_cell()).await
+                slot.spawn(remote, cx.myself.get_cell()).await
             }
-            _ => Actor::spawn_linked(None, Executor, args, cx.myself.get_cell()).await,
+            None => Actor::spawn_linked(None, Executor, args, cx.myself.get_cell())
+                .await
+                .map(|(actor, _)| actor),
         };
         match spawned {
-            Ok((actor, _)) => {
+            Ok(actor) => {
                 cx.owners.insert(actor.get_id(), self.id);
                 if let Err(e) = actor.send_message(ExecutorMsg::Run(Box::new(run))) {
                     tracing::warn!("executor for {} did not take its run: {e}", spec.id);
