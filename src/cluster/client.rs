@@ -250,27 +250,6 @@ impl Cluster {
     }
 }
 
-/// The actor layer's view of a cluster: a subtask runs on the least-loaded
-/// node serving its role ([`Cluster::pick`]), or here when none does.
-#[async_trait::async_trait]
-impl crate::actors::Placement for Cluster {
-    fn pick(&self, role: &str, avoid: Option<&str>) -> Option<Box<dyn crate::actors::RemoteSlot>> {
-        let picked = Cluster::pick(self, role, avoid)?;
-        Some(Box::new(super::remote::ClusterSlot {
-            picked,
-            origin: self.identity().to_string(),
-        }))
-    }
-
-    fn nodes(&self) -> Vec<String> {
-        Cluster::nodes(self)
-    }
-
-    async fn shutdown(&self) {
-        Cluster::shutdown(self).await;
-    }
-}
-
 /// Distinguishes planners started by one process (and, through the
 /// clock, by processes that reuse a pid).
 fn nonce() -> u32 {

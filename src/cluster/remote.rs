@@ -15,11 +15,11 @@ use ractor::rpc::CallResult;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, DerivedActorRef, SpawnErr};
 use tokio_util::sync::CancellationToken;
 
-use super::client::PickedPool;
+use super::client::{Cluster, PickedPool};
 use super::wire::{PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
 use crate::actors::executor::TaskJournals;
 use crate::actors::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
-use crate::actors::placement::{RemoteRun, RemoteSlot};
+use crate::actors::placement::{Placement, RemoteRun, RemoteSlot};
 
 /// How long after the loop's own timeout the planner waits for a remote
 /// answer before it calls the run lost.
@@ -205,5 +205,26 @@ impl RemoteSlot for ClusterSlot {
         Actor::spawn_linked(None, RemoteExecutor, args, supervisor)
             .await
             .map(|(actor, _)| actor)
+    }
+}
+
+/// The actor layer's view of a cluster: a subtask runs on the least-loaded
+/// node serving its role ([`Cluster::pick`]), or here when none does.
+#[async_trait]
+impl Placement for Cluster {
+    fn pick(&self, role: &str, avoid: Option<&str>) -> Option<Box<dyn RemoteSlot>> {
+        let picked = Cluster::pick(self, role, avoid)?;
+        Some(Box::new(ClusterSlot {
+            picked,
+            origin: self.identity().to_string(),
+        }))
+    }
+
+    fn nodes(&self) -> Vec<String> {
+        Cluster::nodes(self)
+    }
+
+    async fn shutdown(&self) {
+        Cluster::shutdown(self).await;
     }
 }
