@@ -1,0 +1,464 @@
+//! The rules of one task's DAG of subtasks, as plain code with no actor
+//! inside: which subtasks wait, run, finished or failed; what may start
+//! next; what a failure, a replan or the deadline changes; and the report.
+//!
+//! The live task (`live_task.rs`) feeds events in and acts on what comes
+//! out; every rule (dependencies, bounded concurrency, exactly one outcome
+//! per subtask, completed work never rerun) lives and is tested here.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use super::plan::{PlanError, PlannedSubtask};
+use super::report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus};
+use hermes_core::agent::Outcome;
+use hermes_core::llm::Usage;
+use hermes_core::text::clip;
+
+/// One subtask and its fate.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    /// The subtask as planned.
+    pub spec: PlannedSubtask,
+    /// Where it stands.
+    pub state: SubtaskStatus,
+    /// Rounds run, over all attempts.
+    pub rounds: u32,
+    /// Result, once finished.
+    pub result: Option<String>,
+    /// Progress report, once failed, skipped or cancelled.
+    pub progress: Option<String>,
+    /// Restarts after executor crashes.
+    pub restarts: u32,
+    /// Where its last attempt ran: `local` or a worker node's name.
+    pub node: Option<String>,
+}
+
+/// What the planner must do after a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// Ask the model for a revised plan for this subtask and its dependents.
+    Replan,
+    /// No replans left: the failure stands and its dependents are skipped.
+    GiveUp,
+}
+
+/// One task's subtasks and bookkeeping.
+#[derive(Debug)]
+pub struct Dag {
+    /// The task text.
+    pub task: String,
+    /// When the task was submitted.
+    pub started: Instant,
+    slots: Vec<Slot>,
+    concurrency: usize,
+    max_replans: u32,
+    /// Replans made so far.
+    pub replans: u32,
+    replans_in_flight: usize,
+    /// Tokens of every model call so far.
+    pub usage: Usage,
+    /// Whether the deadline passed.
+    pub timed_out: bool,
+}
+
+impl Dag {
+    /// A task with no plan yet.
+    pub fn new(task: impl Into<String>, concurrency: usize, max_replans: u32) -> Self {
+        Self {
+            task: task.into(),
+            started: Instant::now(),
+            slots: Vec::new(),
+            concurrency: concurrency.max(1),
+            max_replans,
+            replans: 0,
+            replans_in_flight: 0,
+            usage: Usage::default(),
+            timed_out: false,
+        }
+    }
+
+    /// Adds planned subtasks (validated beforehand).
+    pub fn add_subtasks(&mut self, subtasks: Vec<PlannedSubtask>) {
+        self.slots.extend(subtasks.into_iter().map(|spec| Slot {
+            spec,
+            state: SubtaskStatus::Pending,
+            rounds: 0,
+            result: None,
+            progress: None,
+            restarts: 0,
+            node: None,
+        }));
+    }
+
+    /// Every subtask so far.
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    /// The slot of subtask `id`.
+    pub fn slot(&self, id: &str) -> Option<&Slot> {
+        self.slots.iter().find(|s| s.spec.id == id)
+    }
+
+    fn slot_mut(&mut self, id: &str) -> Option<&mut Slot> {
+        self.slots.iter_mut().find(|s| s.spec.id == id)
+    }
+
+    fn is(&self, id: &str, state: SubtaskStatus) -> bool {
+        self.slot(id).is_some_and(|s| s.state == state)
+    }
+
+    /// Subtasks that may start now (dependencies finished, under the
+    /// concurrency bound), marked running.
+    pub fn start_ready(&mut self) -> Vec<PlannedSubtask> {
+        if self.timed_out {
+            return Vec::new();
+        }
+        let running = self
+            .slots
+            .iter()
+            .filter(|s| s.state == SubtaskStatus::Running)
+            .count();
+        let free = self.concurrency.saturating_sub(running);
+        let ready: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| {
+                let slot = &self.slots[i];
+                slot.state == SubtaskStatus::Pending
+                    && slot
+                        .spec
+                        .depends_on
+                        .iter()
+                        .all(|d| self.is(d, SubtaskStatus::Finished))
+            })
+            .take(free)
+            .collect();
+        ready
+            .into_iter()
+            .map(|i| {
+                self.slots[i].state = SubtaskStatus::Running;
+                self.slots[i].spec.clone()
+            })
+            .collect()
+    }
+
+    /// The goal given to an executor: the subtask's goal, the whole task for
+    /// orientation, and the results of its dependencies.
+    pub fn executor_goal(&self, spec: &PlannedSubtask) -> String {
+        let mut goal = format!(
+            "{}\n\nThis is one subtask of a larger task: {}",
+            spec.goal, self.task
+        );
+        if !spec.depends_on.is_empty() {
+            goal.push_str("\n\nResults of the subtasks this one depends on:");
+            for dep in &spec.depends_on {
+                if let Some(slot) = self.slot(dep) {
+                    let _ = write!(
+                        goal,
+                        "\n[{} — {}] {}",
+                        dep,
+                        slot.spec.role,
+                        clip(slot.result.as_deref().unwrap_or(""), 4000)
+                    );
+                }
+            }
+        }
+        goal
+    }
+
+    /// Records a finished subtask. Returns false (and changes nothing) when
+    /// the subtask is not running: an outcome is accepted exactly once.
+    pub fn finish(&mut self, id: &str, outcome: &Outcome) -> bool {
+        let Some(slot) = self
+            .slot_mut(id)
+            .filter(|s| s.state == SubtaskStatus::Running)
+        else {
+            return false;
+        };
+        slot.state = SubtaskStatus::Finished;
+        slot.rounds = outcome.rounds;
+        slot.result = Some(outcome.result.clone().unwrap_or_default());
+        self.usage += outcome.usage;
+        true
+    }
+
+    /// Records a failed subtask and says whether to replan. `None` when the
+    /// subtask was not running (a duplicate or late outcome).
+    pub fn fail(
+        &mut self,
+        id: &str,
+        rounds: u32,
+        progress: String,
+        usage: Usage,
+    ) -> Option<AfterFailure> {
+        let slot = self
+            .slot_mut(id)
+            .filter(|s| s.state == SubtaskStatus::Running)?;
+        slot.state = SubtaskStatus::Failed;
+        slot.rounds = rounds;
+        slot.progress = Some(progress);
+        self.usage += usage;
+        if self.replans < self.max_replans && !self.timed_out {
+            self.replans += 1;
+            self.replans_in_flight += 1;
+            Some(AfterFailure::Replan)
+        } else {
+            self.skip_dependents(id);
+            Some(AfterFailure::GiveUp)
+        }
+    }
+
+    /// Records where subtask `id` runs now (`local` or a node's name).
+    pub fn place(&mut self, id: &str, node: String) {
+        if let Some(slot) = self.slot_mut(id) {
+            slot.node = Some(node);
+        }
+    }
+
+    /// Marks a running subtask for a restart after its executor crashed.
+    /// Returns false when it was already restarted once (or is not running).
+    pub fn restart(&mut self, id: &str) -> bool {
+        match self.slot_mut(id) {
+            Some(slot) if slot.state == SubtaskStatus::Running && slot.restarts == 0 => {
+                slot.restarts = 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The pending subtasks that depend on `id`, directly or not.
+    pub fn dependents(&self, id: &str) -> Vec<&PlannedSubtask> {
+        let mut found: HashSet<&str> = HashSet::from([id]);
+        let mut out = Vec::new();
+        // Slots are appended in plan order, but replans may add dependencies
+        // on later slots, so repeat until nothing new is found.
+        loop {
+            let before = found.len();
+            for slot in &self.slots {
+                if slot.state == SubtaskStatus::Pending
+                    && !found.contains(slot.spec.id.as_str())
+                    && slot
+                        .spec
+                        .depends_on
+                        .iter()
+                        .any(|d| found.contains(d.as_str()))
+                {
+                    found.insert(&slot.spec.id);
+                    out.push(&slot.spec);
+                }
+            }
+            if found.len() == before {
+                return out;
+            }
+        }
+    }
+
+    /// Ids a replan may depend on: finished subtasks and live ones that are
+    /// not being replaced.
+    pub fn settled_ids(&self, replaced: &HashSet<String>) -> HashSet<String> {
+        self.slots
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.state,
+                    SubtaskStatus::Finished | SubtaskStatus::Pending | SubtaskStatus::Running
+                )
+            })
+            .map(|s| s.spec.id.clone())
+            .filter(|id| !replaced.contains(id))
+            .collect()
+    }
+
+    /// Every id ever used in this task.
+    pub fn all_ids(&self) -> HashSet<String> {
+        self.slots.iter().map(|s| s.spec.id.clone()).collect()
+    }
+
+    /// Applies a replan's answer for `failed`: on success the failed subtask
+    /// and its pending dependents are replaced by `subtasks`; otherwise the
+    /// failure stands and the dependents are skipped.
+    pub fn apply_replan(&mut self, failed: &str, plan: Result<Vec<PlannedSubtask>, PlanError>) {
+        self.replans_in_flight = self.replans_in_flight.saturating_sub(1);
+        match plan {
+            Ok(subtasks) if !self.timed_out => {
+                let replaced: Vec<String> = self
+                    .dependents(failed)
+                    .iter()
+                    .map(|s| s.id.clone())
+                    .collect();
+                let new_ids: Vec<&str> = subtasks.iter().map(|s| s.id.as_str()).collect();
+                let note = format!("replaced by the revised plan ({})", new_ids.join(", "));
+                if let Some(slot) = self.slot_mut(failed) {
+                    slot.state = SubtaskStatus::Replaced;
+                }
+                for id in replaced {
+                    if let Some(slot) = self.slot_mut(&id) {
+                        slot.state = SubtaskStatus::Replaced;
+                        slot.progress = Some(note.clone());
+                    }
+                }
+                self.add_subtasks(subtasks);
+            }
+            Ok(_) => self.skip_dependents(failed),
+            Err(reason) => {
+                if let Some(slot) = self.slot_mut(failed) {
+                    let progress = slot.progress.take().unwrap_or_default();
+                    slot.progress = Some(format!("{progress}\nReplan failed: {reason}"));
+                }
+                self.skip_dependents(failed);
+            }
+        }
+    }
+
+    fn skip_dependents(&mut self, failed: &str) {
+        let ids: Vec<String> = self
+            .dependents(failed)
+            .iter()
+            .map(|s| s.id.clone())
+            .collect();
+        for id in ids {
+            if let Some(slot) = self.slot_mut(&id) {
+                slot.state = SubtaskStatus::Skipped;
+                slot.progress = Some(format!("not run: it depends on `{failed}`, which failed"));
+            }
+        }
+    }
+
+    /// The deadline passed: pending subtasks are skipped and nothing starts
+    /// any more. Running subtasks stay running until their cancelled loops
+    /// report (`cancelled`); their ids are returned.
+    pub fn time_out(&mut self) -> Vec<String> {
+        self.timed_out = true;
+        let mut running = Vec::new();
+        for slot in &mut self.slots {
+            match slot.state {
+                SubtaskStatus::Running => running.push(slot.spec.id.clone()),
+                SubtaskStatus::Pending => {
+                    slot.state = SubtaskStatus::Skipped;
+                    slot.progress = Some("not started before the task deadline".into());
+                }
+                _ => {}
+            }
+        }
+        running
+    }
+
+    /// Records a running subtask that was cancelled, with the rounds and
+    /// progress report its loop returned (or its journal held). Returns false
+    /// when it was not running.
+    pub fn cancel(&mut self, id: &str, rounds: u32, progress: String, usage: Usage) -> bool {
+        let Some(slot) = self
+            .slot_mut(id)
+            .filter(|s| s.state == SubtaskStatus::Running)
+        else {
+            return false;
+        };
+        slot.state = SubtaskStatus::Cancelled;
+        slot.rounds = rounds;
+        slot.progress = Some(progress);
+        self.usage += usage;
+        true
+    }
+
+    /// Ids of the running subtasks.
+    pub fn running(&self) -> Vec<String> {
+        self.slots
+            .iter()
+            .filter(|s| s.state == SubtaskStatus::Running)
+            .map(|s| s.spec.id.clone())
+            .collect()
+    }
+
+    /// Whether nothing is running, waiting to run, or waiting on a replan.
+    pub fn is_settled(&self) -> bool {
+        self.replans_in_flight == 0
+            && !self
+                .slots
+                .iter()
+                .any(|s| matches!(s.state, SubtaskStatus::Running))
+            && (self.timed_out || !self.slots.iter().any(|s| s.state == SubtaskStatus::Pending))
+    }
+
+    /// Pending subtasks that can never start (should not happen after
+    /// validation; kept as a safety net so a task always ends).
+    pub fn skip_stuck(&mut self) {
+        if self.replans_in_flight > 0
+            || self.slots.iter().any(|s| s.state == SubtaskStatus::Running)
+        {
+            return;
+        }
+        for slot in &mut self.slots {
+            if slot.state == SubtaskStatus::Pending {
+                slot.state = SubtaskStatus::Skipped;
+                slot.progress = Some("not run: its dependencies never finished".into());
+            }
+        }
+    }
+
+    /// `finished`, `timeout` or `failed`, once settled.
+    pub fn status(&self) -> TaskStatus {
+        if self.timed_out {
+            TaskStatus::Timeout
+        } else if self
+            .slots
+            .iter()
+            .all(|s| matches!(s.state, SubtaskStatus::Finished | SubtaskStatus::Replaced))
+        {
+            TaskStatus::Finished
+        } else {
+            TaskStatus::Failed
+        }
+    }
+
+    /// Finished subtasks and their results, in plan order.
+    pub fn results(&self) -> Vec<(&PlannedSubtask, &str)> {
+        self.slots
+            .iter()
+            .filter(|s| s.state == SubtaskStatus::Finished)
+            .map(|s| (&s.spec, s.result.as_deref().unwrap_or("")))
+            .collect()
+    }
+
+    /// The report, with `result` as the final answer.
+    pub fn report(&self, result: Option<String>, error: Option<String>) -> TaskReport {
+        let status = if error.is_some() {
+            TaskStatus::Error
+        } else {
+            self.status()
+        };
+        TaskReport {
+            status,
+            result,
+            subtasks: self
+                .slots
+                .iter()
+                .map(|s| SubtaskReport {
+                    id: s.spec.id.clone(),
+                    role: s.spec.role.clone(),
+                    goal: s.spec.goal.clone(),
+                    status: s.state,
+                    rounds: s.rounds,
+                    result: s
+                        .result
+                        .clone()
+                        .filter(|_| s.state == SubtaskStatus::Finished),
+                    progress: s
+                        .progress
+                        .clone()
+                        .filter(|_| s.state != SubtaskStatus::Finished),
+                    node: s.node.clone(),
+                })
+                .collect(),
+            replans: self.replans,
+            usage: self.usage,
+            error,
+            trace_id: None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "dag_tests.rs"]
+mod tests;

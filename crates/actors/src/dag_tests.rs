@@ -1,0 +1,158 @@
+//! Tests of the DAG rules.
+use super::*;
+use hermes_core::agent::StopStatus;
+
+fn sub(id: &str, deps: &[&str]) -> PlannedSubtask {
+    PlannedSubtask {
+        id: id.into(),
+        role: "r".into(),
+        goal: format!("do {id}"),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+fn done(result: &str) -> Outcome {
+    let mut o = Outcome::failed("g", "x");
+    o.status = StopStatus::Finished;
+    o.error = None;
+    o.result = Some(result.into());
+    o.rounds = 2;
+    o
+}
+
+#[test]
+fn a_subtask_that_finishes_at_the_deadline_keeps_its_result() {
+    let mut run = Dag::new("t", 2, 2);
+    run.add_subtasks(vec![sub("a", &[]), sub("b", &[])]);
+    run.start_ready();
+    run.time_out();
+    assert!(run.finish("a", &done("A")));
+    assert!(run.cancel("b", 1, "cut".into(), Usage::default()));
+    let report = run.report(None, None);
+    assert_eq!(report.status, TaskStatus::Timeout);
+    assert_eq!(report.subtasks[0].status, SubtaskStatus::Finished);
+    assert_eq!(report.subtasks[1].status, SubtaskStatus::Cancelled);
+}
+
+fn ids(subtasks: &[PlannedSubtask]) -> Vec<&str> {
+    subtasks.iter().map(|s| s.id.as_str()).collect()
+}
+
+#[test]
+fn dag_runs_in_dependency_order_under_the_concurrency_bound() {
+    let mut run = Dag::new("t", 2, 2);
+    run.add_subtasks(vec![
+        sub("a", &[]),
+        sub("b", &[]),
+        sub("c", &[]),
+        sub("d", &["a", "b"]),
+    ]);
+    assert_eq!(ids(&run.start_ready()), ["a", "b"]);
+    assert!(run.start_ready().is_empty(), "bound of 2 reached");
+    assert!(run.finish("a", &done("A")));
+    assert_eq!(ids(&run.start_ready()), ["c"]);
+    assert!(run.finish("b", &done("B")));
+    assert_eq!(ids(&run.start_ready()), ["d"]);
+    let goal = run.executor_goal(&sub("d", &["a", "b"]));
+    assert!(
+        goal.contains("[a — r] A") && goal.contains("[b — r] B"),
+        "{goal}"
+    );
+    assert!(run.finish("c", &done("C")) && run.finish("d", &done("D")));
+    assert!(run.is_settled());
+    assert_eq!(run.status(), TaskStatus::Finished);
+}
+
+#[test]
+fn outcomes_are_accepted_exactly_once() {
+    let mut run = Dag::new("t", 4, 2);
+    run.add_subtasks(vec![sub("a", &[])]);
+    run.start_ready();
+    assert!(run.finish("a", &done("A")));
+    assert!(!run.finish("a", &done("again")));
+    assert_eq!(run.fail("a", 1, "late".into(), Usage::default()), None);
+    assert_eq!(run.slot("a").unwrap().result.as_deref(), Some("A"));
+}
+
+#[test]
+fn failure_replans_then_replaces_the_subtask_and_its_dependents() {
+    let mut run = Dag::new("t", 4, 1);
+    run.add_subtasks(vec![
+        sub("a", &[]),
+        sub("b", &["a"]),
+        sub("c", &["b"]),
+        sub("x", &[]),
+    ]);
+    run.start_ready();
+    assert!(run.finish("x", &done("X")));
+    assert_eq!(
+        run.fail("a", 3, "stuck".into(), Usage::default()),
+        Some(AfterFailure::Replan)
+    );
+    assert_eq!(
+        ids(&run.dependents("a").into_iter().cloned().collect::<Vec<_>>()),
+        ["b", "c"]
+    );
+    assert!(!run.is_settled(), "waiting on the replan");
+    run.apply_replan("a", Ok(vec![sub("a2", &["x"]), sub("b2", &["a2"])]));
+    assert_eq!(run.slot("a").unwrap().state, SubtaskStatus::Replaced);
+    assert_eq!(run.slot("c").unwrap().state, SubtaskStatus::Replaced);
+    assert_eq!(ids(&run.start_ready()), ["a2"]);
+    assert!(run.finish("a2", &done("A2")));
+    assert_eq!(ids(&run.start_ready()), ["b2"]);
+    assert!(run.finish("b2", &done("B2")));
+    assert!(run.is_settled());
+    assert_eq!(run.status(), TaskStatus::Finished);
+    assert_eq!(run.replans, 1);
+    assert_eq!(
+        run.slot("x").unwrap().result.as_deref(),
+        Some("X"),
+        "completed work is kept"
+    );
+}
+
+#[test]
+fn no_replans_left_skips_dependents_and_fails_the_task() {
+    let mut run = Dag::new("t", 4, 0);
+    run.add_subtasks(vec![sub("a", &[]), sub("b", &["a"])]);
+    run.start_ready();
+    assert_eq!(
+        run.fail("a", 3, "stuck".into(), Usage::default()),
+        Some(AfterFailure::GiveUp)
+    );
+    assert_eq!(run.slot("b").unwrap().state, SubtaskStatus::Skipped);
+    assert!(run.is_settled());
+    let report = run.report(None, None);
+    assert_eq!(report.status, TaskStatus::Failed);
+    assert_eq!(report.subtasks[0].progress.as_deref(), Some("stuck"));
+    assert_eq!(report.subtasks[1].status, SubtaskStatus::Skipped);
+}
+
+#[test]
+fn a_crashed_subtask_restarts_once() {
+    let mut run = Dag::new("t", 4, 0);
+    run.add_subtasks(vec![sub("a", &[])]);
+    run.start_ready();
+    assert!(run.restart("a"));
+    assert!(!run.restart("a"));
+}
+
+#[test]
+fn deadline_cancels_running_and_skips_pending() {
+    let mut run = Dag::new("t", 1, 2);
+    run.add_subtasks(vec![sub("a", &[]), sub("b", &[])]);
+    run.start_ready();
+    assert_eq!(run.time_out(), vec!["a".to_string()]);
+    assert!(
+        !run.is_settled(),
+        "the running subtask has not reported yet"
+    );
+    assert!(run.cancel("a", 2, "cancelled at round 2".into(), Usage::default()));
+    assert!(run.is_settled());
+    let report = run.report(None, None);
+    assert_eq!(report.status, TaskStatus::Timeout);
+    assert_eq!(report.subtasks[0].status, SubtaskStatus::Cancelled);
+    assert_eq!(report.subtasks[0].rounds, 2);
+    assert_eq!(report.subtasks[1].status, SubtaskStatus::Skipped);
+    assert!(run.start_ready().is_empty());
+}

@@ -1,0 +1,304 @@
+//! The Executor actor: a thin, supervised shell around one agent loop.
+//!
+//! It receives one `SubtaskRun` and runs the loop in a task it owns, so its
+//! mailbox stays free. The loop mirrors every round into its task's journal
+//! (the one a restarted executor resumes from) and stops when the
+//! executor's `CancellationToken` is cancelled: by the planner at the task
+//! deadline or at shutdown, or by this actor's own stop. The outcome goes to
+//! the planner (or a worker node's run host) exactly once. A panic inside the loop fails this actor, so
+//! the planner's supervision sees it as `ActorFailed`.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use futures::FutureExt;
+use ractor::{Actor, ActorProcessingErr, ActorRef, DerivedActorRef};
+use tokio_util::sync::CancellationToken;
+
+use super::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
+use super::roles::Role;
+use hermes_core::agent::{Agent, LongTermMemory};
+use hermes_core::faults::Faults;
+use hermes_core::journal::{self, JournalEntry};
+use hermes_core::llm::Llm;
+use hermes_core::text::panic_message;
+use hermes_core::tools::Toolbox;
+
+/// The rounds of each of one task's subtasks, by subtask id: what a
+/// restarted executor resumes from, and what the task reports for a
+/// subtask whose executor never reported.
+pub type TaskJournals = Arc<DashMap<String, Vec<JournalEntry>>>;
+
+/// What an executor needs to run, given when it is spawned.
+pub struct ExecutorArgs {
+    /// Where the outcome goes: the planner, or the run host of a worker
+    /// node (`planner.get_derived()`).
+    pub report_to: DerivedActorRef<ExecutorReport>,
+    /// The task the subtask belongs to.
+    pub task: TaskId,
+    /// The role it plays.
+    pub role: Role,
+    /// The model for that role.
+    pub llm: Arc<dyn Llm>,
+    /// The role's tools.
+    pub toolbox: Arc<Toolbox>,
+    /// The task's journals, shared with the planner.
+    pub journals: TaskJournals,
+    /// Stops the loop (a child of the task's token).
+    pub cancel: CancellationToken,
+    /// Faults to inject (none in production).
+    pub faults: Faults,
+    /// Long-term memory, written under the role (none: the loop has none).
+    pub memory: Option<LongTermMemory>,
+}
+
+/// Runs one subtask's loop under the planner's supervision.
+pub struct Executor;
+
+/// Executor actors started and not yet stopped, in this process.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many executor actors are alive in this process now (started, not yet
+/// stopped), over every planner and node: for metrics, and for benchmarks
+/// that must say how many ran at once.
+pub fn live_executors() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+impl Actor for Executor {
+    type Msg = ExecutorMsg;
+    type State = (ExecutorArgs, Option<String>);
+    type Arguments = ExecutorArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<ExecutorMsg>,
+        args: ExecutorArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Ok((args, None))
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<ExecutorMsg>,
+        message: ExecutorMsg,
+        (args, current): &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ExecutorMsg::Run(run) => {
+                *current = Some(run.subtask.id.clone());
+                spawn_loop(myself, args, *run);
+            }
+            ExecutorMsg::LoopEnded(Ok(outcome)) => {
+                let Some(subtask) = current.take() else {
+                    return Ok(());
+                };
+                // The receiver stops this actor once it has the outcome, so
+                // the outcome always arrives before the termination event.
+                let key = subtask.clone();
+                let report = ExecutorReport {
+                    task: args.task,
+                    subtask,
+                    outcome,
+                };
+                if args.report_to.send_message(report).is_err() {
+                    return Err("the receiver of the outcome is gone".into());
+                }
+                // The outcome carries the journal now: the mirror kept for
+                // a crash or a stuck loop is not needed any more, and
+                // freeing it here, not when the task ends, is ~1 KiB per
+                // finished subtask (100,000 executors: BENCHMARKS.md).
+                args.journals.remove(&key);
+            }
+            ExecutorMsg::LoopEnded(Err(panic)) => return Err(panic.into()),
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<ExecutorMsg>,
+        (args, _): &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // However this actor ended, its loop must not outlive it.
+        args.cancel.cancel();
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Starts the loop in its own task; its end comes back as `LoopEnded`.
+fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRun) {
+    // Taken apart so that the loop's task holds only what it uses (100,000
+    // waiting loops each held the whole `SubtaskRun` before).
+    let SubtaskRun {
+        subtask: planned,
+        goal,
+        limits,
+        history,
+        attempt,
+        trace_context,
+    } = run;
+    let subtask = planned.id;
+    args.journals.insert(subtask.clone(), history.clone());
+    let journals = Arc::clone(&args.journals);
+    let mirror = subtask.clone();
+    let on_round = Arc::new(move |entry: &JournalEntry| {
+        if let Some(mut rounds) = journals.get_mut(&mirror) {
+            journal::push_round(&mut rounds, entry.clone());
+        }
+    });
+    let (journals, key) = (Arc::clone(&args.journals), subtask.clone());
+    let rounds_done = Arc::new(move || journals.get(&key).map_or(0, |r| r.len() as u32));
+    let llm = args
+        .faults
+        .executor_llm(Arc::clone(&args.llm), &subtask, attempt, rounds_done);
+    let mut agent = Agent::new(llm, Arc::clone(&args.toolbox))
+        .with_limits(limits)
+        .with_identity(args.role.system_prompt.clone())
+        .for_subtask(args.role.name.clone(), subtask)
+        .with_outputs_named_in(planned.goal)
+        .with_trace_parent(trace_context)
+        .on_round(on_round);
+    if let Some(memory) = &args.memory {
+        agent = agent.with_memory(memory.clone());
+    }
+    let cancel = args.cancel.clone();
+    tokio::spawn(async move {
+        let ended = AssertUnwindSafe(agent.resume(&goal, history, &cancel))
+            .catch_unwind()
+            .await;
+        let message = match ended {
+            Ok(outcome) => ExecutorMsg::LoopEnded(Ok(Box::new(outcome))),
+            Err(panic) => ExecutorMsg::LoopEnded(Err(LoopPanic(panic_message(panic.as_ref())))),
+        };
+        // The actor may already be gone (stopped with its task); nothing to report then.
+        let _ = myself.send_message(message);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+
+    use super::*;
+    use crate::plan::PlannedSubtask;
+    use crate::roles::RoleLimits;
+    use hermes_core::limits::Limits;
+    use hermes_core::llm::ScriptedLlm;
+
+    /// Stands in for the planner: hands each report to the test (it hears
+    /// what a node's run host hears).
+    struct Collector;
+
+    /// The collector's mailbox: an executor's report.
+    #[derive(ractor_cluster::RactorMessage)]
+    enum RunHostMsg {
+        Report(ExecutorReport),
+    }
+
+    impl From<ExecutorReport> for RunHostMsg {
+        fn from(report: ExecutorReport) -> Self {
+            RunHostMsg::Report(report)
+        }
+    }
+
+    impl TryFrom<RunHostMsg> for ExecutorReport {
+        type Error = RunHostMsg;
+
+        fn try_from(message: RunHostMsg) -> Result<Self, RunHostMsg> {
+            match message {
+                RunHostMsg::Report(report) => Ok(report),
+            }
+        }
+    }
+
+    impl Actor for Collector {
+        type Msg = RunHostMsg;
+        type State = UnboundedSender<ExecutorReport>;
+        type Arguments = UnboundedSender<ExecutorReport>;
+
+        async fn pre_start(
+            &self,
+            _myself: ActorRef<RunHostMsg>,
+            reports: Self::Arguments,
+        ) -> Result<Self::State, ActorProcessingErr> {
+            Ok(reports)
+        }
+
+        async fn handle(
+            &self,
+            _myself: ActorRef<RunHostMsg>,
+            RunHostMsg::Report(report): RunHostMsg,
+            reports: &mut Self::State,
+        ) -> Result<(), ActorProcessingErr> {
+            let _ = reports.send(report);
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reported_subtask_leaves_no_journal_mirror_behind() {
+        let (tx, mut reports) = unbounded_channel();
+        let (collector, _) = Actor::spawn(None, Collector, tx).await.unwrap();
+        let journals = TaskJournals::default();
+        let answers = [
+            r#"{"thought": "look first", "action": {"name": "no_such_tool", "args": {}}}"#,
+            r#"{"thought": "done", "action": {"name": "finish", "args": {"result": "42"}}}"#,
+        ];
+        let args = ExecutorArgs {
+            report_to: collector.get_derived(),
+            task: 1,
+            role: Role {
+                name: "reader".into(),
+                description: "Reads.".into(),
+                system_prompt: "You read.".into(),
+                tools: None,
+                model: None,
+                limits: RoleLimits::default(),
+                steer: Default::default(),
+            },
+            llm: Arc::new(ScriptedLlm::new(answers)),
+            toolbox: Arc::new(Toolbox::new()),
+            journals: Arc::clone(&journals),
+            cancel: CancellationToken::new(),
+            faults: Faults::default(),
+            memory: None,
+        };
+        let (executor, _) = Actor::spawn(None, Executor, args).await.unwrap();
+        let subtask = PlannedSubtask {
+            id: "s1".into(),
+            role: "reader".into(),
+            goal: "Say 42.".into(),
+            depends_on: vec![],
+        };
+        executor
+            .send_message(ExecutorMsg::Run(Box::new(SubtaskRun {
+                subtask,
+                goal: "Say 42.".into(),
+                limits: Limits::default(),
+                history: vec![],
+                attempt: 0,
+                trace_context: HashMap::new(),
+            })))
+            .unwrap();
+        let report = tokio::time::timeout(Duration::from_secs(10), reports.recv())
+            .await
+            .expect("the executor reports")
+            .unwrap();
+        assert_eq!(report.subtask, "s1");
+        assert_eq!(report.outcome.result.as_deref(), Some("42"));
+        // Both rounds travel in the outcome; the mirror that held them for
+        // a crash or a stuck loop is gone once the report is sent.
+        assert_eq!(report.outcome.journal.len(), 2);
+        assert!(journals.get("s1").is_none(), "mirror left behind");
+        executor.stop(None);
+        collector.stop(None);
+    }
+}

@@ -1,0 +1,409 @@
+//! One live task: everything a submitted task owns while it runs, and one
+//! method per thing that can happen to it.
+//!
+//! A `LiveTask` owns its DAG state (`dag.rs`), its spans, its reply port,
+//! its deadline, its cancellation token and its executors. The planner
+//! actor routes each [`TaskEvent`] (and each executor crash) to the task it
+//! belongs to and does nothing else; as tokio's mini-redis splits its
+//! `Listener` from each connection's `Handler`, the planner is the listener
+//! and this is the handler. Model calls run off the mailbox through
+//! [`ask_then_tell`]; their answers come back as events.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use ractor::{ActorId, ActorRef, RpcReplyPort};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::Span;
+
+mod ending;
+mod executors;
+
+use super::config::PlannerConfig;
+use super::dag::{AfterFailure, Dag};
+use super::events::PlanEvent;
+use super::executor::TaskJournals;
+use super::messages::{ExecutorMsg, PlannerMsg, TaskEvent, TaskId, TaskRequest};
+use super::model_call::ask_then_tell;
+use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, ReplanContext};
+use super::report::TaskReport;
+use hermes_core::agent::{Outcome, StopStatus};
+use hermes_core::llm::Usage;
+use hermes_core::telemetry;
+use hermes_core::text::clip;
+
+/// How long after the task deadline an executor's own clock stops its loop,
+/// and how long cancelled executors get to report before the task ends
+/// without them.
+pub const DEADLINE_GRACE: Duration = Duration::from_secs(2);
+
+/// What a task's methods need from the planner that hosts it.
+pub struct Cx<'a> {
+    /// The planner, parent of every executor and target of every event.
+    pub myself: &'a ActorRef<PlannerMsg>,
+    /// Models, tools, roles, limits and events.
+    pub config: &'a PlannerConfig,
+    /// Which task each live executor works for (the planner's routing table).
+    pub owners: &'a mut HashMap<ActorId, TaskId>,
+}
+
+impl Cx<'_> {
+    fn emit(&self, event: PlanEvent) {
+        tracing::info!("{event}");
+        if let Some(sink) = &self.config.events {
+            sink(&event);
+        }
+    }
+}
+
+struct Running {
+    actor: ActorRef<ExecutorMsg>,
+    cancel: CancellationToken,
+}
+
+/// One submitted task, from its plan to its report.
+pub struct LiveTask {
+    id: TaskId,
+    dag: Dag,
+    reply: Option<RpcReplyPort<TaskReport>>,
+    deadline: Instant,
+    cancel: CancellationToken,
+    /// The task's root span; every span of the task descends from it.
+    span: Span,
+    /// One open span per started subtask, closed when it ends.
+    subtask_spans: HashMap<String, Span>,
+    executors: HashMap<String, Running>,
+    journals: TaskJournals,
+    answering: bool,
+}
+
+impl LiveTask {
+    /// Accepts a task: opens its trace, arms its deadline, asks for a plan.
+    pub fn start(
+        cx: &mut Cx<'_>,
+        id: TaskId,
+        request: TaskRequest,
+        reply: RpcReplyPort<TaskReport>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let config = cx.config;
+        let timeout = request.timeout.unwrap_or(config.task_timeout);
+        let span = tracing::info_span!(parent: None, "task", hermes.task_id = id as i64, hermes.task = %clip(&request.task, 200));
+        cx.emit(PlanEvent::Submitted {
+            trace_id: telemetry::trace_id(&span),
+        });
+        cx.myself
+            .send_after(timeout, move || PlannerMsg::Task(id, TaskEvent::Deadline));
+        let roles = config.roles.all();
+        let llm = config.models.default_model();
+        let temperature = config.limits.temperature;
+        let messages = plan::plan_messages(&request.task, &roles);
+        let plan_span = tracing::info_span!(parent: &span, "plan");
+        ask_then_tell(cx.myself, id, plan_span, async move {
+            let asked = plan::request_plan(
+                llm.as_ref(),
+                messages,
+                &roles,
+                &IdRules::default(),
+                temperature,
+            )
+            .await;
+            if let Err(e) = &asked.answer {
+                telemetry::set_error(&Span::current(), e.to_string());
+            }
+            TaskEvent::Planned(asked)
+        });
+        Self {
+            id,
+            dag: Dag::new(request.task, config.concurrency, config.max_replans),
+            reply: Some(reply),
+            deadline: Instant::now() + timeout,
+            cancel,
+            span,
+            subtask_spans: HashMap::new(),
+            executors: HashMap::new(),
+            journals: TaskJournals::default(),
+            answering: false,
+        }
+    }
+
+    /// Whether the report was sent; the planner forgets the task then.
+    pub fn is_done(&self) -> bool {
+        self.reply.is_none()
+    }
+
+    /// Handles one event for this task.
+    pub async fn on_event(&mut self, cx: &mut Cx<'_>, event: TaskEvent) {
+        match event {
+            TaskEvent::Planned(asked) => self.on_planned(cx, asked).await,
+            TaskEvent::SubtaskEnded { subtask, outcome } => {
+                self.on_subtask_ended(cx, &subtask, *outcome).await
+            }
+            TaskEvent::Replanned { failed, plan } => self.on_replanned(cx, &failed, plan).await,
+            TaskEvent::Answered(asked) => self.on_answered(asked),
+            TaskEvent::Deadline => self.on_deadline(cx).await,
+            TaskEvent::DeadlineGraceOver => self.on_deadline_grace_over(cx).await,
+        }
+    }
+
+    async fn on_planned(&mut self, cx: &mut Cx<'_>, asked: Asked<Vec<PlannedSubtask>, PlanError>) {
+        self.dag.usage += asked.usage;
+        match asked.answer {
+            Ok(subtasks) => {
+                cx.emit(PlanEvent::Planned {
+                    subtasks: subtasks.len(),
+                });
+                self.dag.add_subtasks(subtasks);
+                self.advance(cx).await;
+            }
+            Err(e) => self.reply_error(e.to_string()),
+        }
+    }
+
+    async fn on_subtask_ended(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
+        self.stop_executor(cx, id);
+        // A loop stopped by its own clock at the deadline is part of the
+        // deadline, not a failure to replan.
+        if !self.dag.timed_out && Instant::now() >= self.deadline {
+            self.on_deadline(cx).await;
+        }
+        if outcome.is_finished() {
+            self.on_subtask_finished(cx, id, &outcome);
+        } else if self.dag.timed_out || outcome.status == StopStatus::Cancelled {
+            self.on_subtask_cancelled(cx, id, outcome);
+        } else {
+            self.on_subtask_failed(cx, id, outcome);
+        }
+        self.advance(cx).await;
+    }
+
+    fn on_subtask_finished(&mut self, cx: &mut Cx<'_>, id: &str, outcome: &Outcome) {
+        self.close_subtask_span(id, None);
+        if self.dag.finish(id, outcome) {
+            cx.emit(PlanEvent::Finished {
+                id: id.to_string(),
+                rounds: outcome.rounds,
+            });
+        }
+    }
+
+    fn on_subtask_failed(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
+        let reason = match outcome.status {
+            StopStatus::Error => format!("error: {}", outcome.error.unwrap_or_default()),
+            StopStatus::Incomplete => format!(
+                "finished without writing {} after {} round(s)",
+                outcome.missing.join(", "),
+                outcome.rounds
+            ),
+            other => format!(
+                "stopped by the {} guard after {} round(s)",
+                other.as_str(),
+                outcome.rounds
+            ),
+        };
+        let progress = format!("{reason}\n{}", outcome.progress);
+        self.fail_subtask(cx, id, outcome.rounds, progress, outcome.usage);
+    }
+
+    fn on_subtask_cancelled(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
+        self.close_subtask_span(id, Some("cancelled by the task deadline"));
+        let progress = format!(
+            "timeout: the task deadline passed while it was running\n{}",
+            outcome.progress
+        );
+        if self.dag.cancel(id, outcome.rounds, progress, outcome.usage) {
+            cx.emit(PlanEvent::Cancelled { id: id.to_string() });
+        }
+    }
+
+    /// An executor crashed: restart it once from its journal; a second
+    /// crash is a failed subtask.
+    pub async fn on_crashed(&mut self, cx: &mut Cx<'_>, actor: ActorId, error: String) {
+        let Some(id) = self
+            .executors
+            .iter()
+            .find(|(_, r)| r.actor.get_id() == actor)
+            .map(|(id, _)| id.clone())
+        else {
+            return;
+        };
+        if let Some(lost) = self.executors.remove(&id) {
+            // Whatever is left of its loop must stop with it.
+            lost.cancel.cancel();
+        }
+        let history = self.history(&id);
+        let Some(spec) = self.dag.slot(&id).map(|s| s.spec.clone()) else {
+            return;
+        };
+        if let Some(span) = self.subtask_spans.get(&id) {
+            let crash = tracing::info_span!(parent: span, "executor.crash", hermes.subtask_id = %id, hermes.after_round = history.len() as i64);
+            telemetry::set_error(&crash, error.clone());
+        }
+        if self.dag.timed_out {
+            let outcome = self.journal_outcome(&spec, StopStatus::Cancelled, Some(error));
+            self.on_subtask_cancelled(cx, &id, outcome);
+        } else if self.dag.restart(&id) {
+            cx.emit(PlanEvent::Restarted {
+                id: id.clone(),
+                after_round: history.len(),
+            });
+            self.spawn_executor(cx, spec, history).await;
+        } else {
+            let outcome = self.journal_outcome(&spec, StopStatus::Error, Some(error.clone()));
+            let progress = format!(
+                "crashed again after a restart: {error}\n{}",
+                outcome.progress
+            );
+            self.fail_subtask(cx, &id, outcome.rounds, progress, outcome.usage);
+        }
+        self.advance(cx).await;
+    }
+
+    async fn on_replanned(
+        &mut self,
+        cx: &mut Cx<'_>,
+        failed: &str,
+        plan: Asked<Vec<PlannedSubtask>, PlanError>,
+    ) {
+        self.dag.usage += plan.usage;
+        cx.emit(match &plan.answer {
+            Ok(subtasks) => PlanEvent::Replanned {
+                failed: failed.to_string(),
+                new: subtasks.iter().map(|s| s.id.clone()).collect(),
+            },
+            Err(e) => PlanEvent::ReplanFailed {
+                failed: failed.to_string(),
+                reason: e.to_string(),
+            },
+        });
+        self.dag.apply_replan(failed, plan.answer);
+        self.advance(cx).await;
+    }
+
+    fn on_answered(&mut self, asked: Asked<String, AnswerError>) {
+        self.dag.usage += asked.usage;
+        let result = asked.answer.unwrap_or_else(|e| {
+            tracing::warn!("{e}; joining the subtask results instead");
+            self.joined_results()
+        });
+        self.finish(Some(result));
+    }
+
+    /// The deadline passed: nothing new starts, pending subtasks are
+    /// skipped, running loops are cancelled through the task's token and
+    /// report their progress (or are cut off after [`DEADLINE_GRACE`]).
+    async fn on_deadline(&mut self, cx: &mut Cx<'_>) {
+        if self.dag.timed_out || self.is_done() {
+            return;
+        }
+        telemetry::set_error(&self.span, "the task deadline passed");
+        self.dag.time_out();
+        self.cancel.cancel();
+        let id = self.id;
+        cx.myself.send_after(DEADLINE_GRACE, move || {
+            PlannerMsg::Task(id, TaskEvent::DeadlineGraceOver)
+        });
+        self.advance(cx).await;
+    }
+
+    async fn on_deadline_grace_over(&mut self, cx: &mut Cx<'_>) {
+        for id in self.dag.running() {
+            self.stop_executor(cx, &id);
+            let Some(spec) = self.dag.slot(&id).map(|s| s.spec.clone()) else {
+                continue;
+            };
+            let outcome = self.journal_outcome(&spec, StopStatus::Cancelled, None);
+            self.on_subtask_cancelled(cx, &id, outcome);
+        }
+        self.advance(cx).await;
+        // A replan or the final answer may still be waiting on the model:
+        // the deadline does not wait for it.
+        if !self.is_done() {
+            let partial = self.joined_results();
+            self.finish(Some(partial).filter(|p| !p.is_empty()));
+        }
+    }
+
+    /// The planner is stopping: the task ends now, in error.
+    pub fn abort(&mut self, reason: &str) {
+        self.reply_error(reason.to_string());
+    }
+
+    /// Starts whatever may start; finalises the task when nothing is left.
+    async fn advance(&mut self, cx: &mut Cx<'_>) {
+        if self.is_done() {
+            return;
+        }
+        for spec in self.dag.start_ready() {
+            self.spawn_executor(cx, spec, Vec::new()).await;
+        }
+        self.dag.skip_stuck();
+        if self.dag.is_settled() && !self.answering {
+            self.finalise(cx);
+        }
+    }
+
+    /// Records a failure and starts a replan or gives up on the subtask.
+    fn fail_subtask(
+        &mut self,
+        cx: &mut Cx<'_>,
+        id: &str,
+        rounds: u32,
+        progress: String,
+        usage: Usage,
+    ) {
+        let first_line = progress.lines().next().unwrap_or_default().to_string();
+        self.close_subtask_span(id, Some(&first_line));
+        let Some(after) = self.dag.fail(id, rounds, progress, usage) else {
+            return;
+        };
+        cx.emit(PlanEvent::Failed {
+            id: id.to_string(),
+            reason: first_line,
+        });
+        if after == AfterFailure::GiveUp {
+            return;
+        }
+        let Some(failed) = self.dag.slot(id) else {
+            return;
+        };
+        let dependents = self.dag.dependents(id);
+        let replaced: HashSet<String> = dependents
+            .iter()
+            .map(|s| s.id.clone())
+            .chain([id.to_string()])
+            .collect();
+        let ids = IdRules {
+            settled: self.dag.settled_ids(&replaced),
+            taken: self.dag.all_ids(),
+        };
+        let context = ReplanContext {
+            task: &self.dag.task,
+            completed: self.dag.results(),
+            failed: &failed.spec,
+            progress: failed.progress.as_deref().unwrap_or_default(),
+            dependents,
+        };
+        let roles = cx.config.roles.all();
+        let messages = plan::replan_messages(&context, &roles);
+        let llm = cx.config.models.default_model();
+        let temperature = cx.config.limits.temperature;
+        let failed = id.to_string();
+        let span =
+            tracing::info_span!(parent: &self.span, "replan", hermes.failed_subtask = %failed);
+        ask_then_tell(cx.myself, self.id, span, async move {
+            let plan = plan::request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
+            if let Err(e) = &plan.answer {
+                telemetry::set_error(&Span::current(), e.to_string());
+            }
+            TaskEvent::Replanned { failed, plan }
+        });
+    }
+
+    fn close_subtask_span(&mut self, id: &str, error: Option<&str>) {
+        if let (Some(span), Some(error)) = (self.subtask_spans.remove(id), error) {
+            telemetry::set_error(&span, error.to_string());
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The planner's model calls, as plain async functions: make a plan, revise
+//! one after a failure, write the final answer. A plan is validated when it
+//! comes back and sent back once with its errors, so the caller only ever
+//! receives a valid plan or a typed reason why there is none.
+
+use std::collections::HashSet;
+
+use super::prompts::plan_errors_message;
+use super::subtask::{parse_plan, PlannedSubtask};
+use super::validate::{rename_clashes, validate_plan};
+use crate::roles::Role;
+use hermes_core::llm::{traced_chat, ChatMessage, ChatRequest, Llm, LlmError, Usage};
+
+/// `max_tokens` for plans and answers, which are longer than decisions.
+const PLAN_MAX_TOKENS: u32 = 2048;
+
+/// Why no plan came back.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PlanError {
+    /// No executor role is registered, so nothing could run a subtask.
+    #[error("no executor roles are registered; add role files (*.toml) to the roles directory, or call Hermes::register_role")]
+    NoRoles,
+    /// The model could not be reached or failed.
+    #[error("the model could not be asked for a plan: {0}")]
+    Model(String),
+    /// The model's plans were invalid twice.
+    #[error("no valid plan after one re-ask: {}", .0.join("; "))]
+    Invalid(Vec<String>),
+}
+
+/// Why no final answer was written (the subtask results are joined instead).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AnswerError {
+    /// The model could not be reached or failed.
+    #[error("the model could not write the final answer: {0}")]
+    Model(String),
+    /// The model answered with nothing.
+    #[error("the model returned an empty answer")]
+    Empty,
+}
+
+impl From<LlmError> for PlanError {
+    fn from(e: LlmError) -> Self {
+        PlanError::Model(e.to_string())
+    }
+}
+
+/// Ids a plan may depend on and ids it may not reuse.
+#[derive(Debug, Clone, Default)]
+pub struct IdRules {
+    /// Ids outside the plan that may be depended on.
+    pub settled: HashSet<String>,
+    /// Ids already used, which new subtasks must not take.
+    pub taken: HashSet<String>,
+}
+
+/// A model call's answer and the tokens it cost (also when it failed).
+#[derive(Debug, Clone)]
+pub struct Asked<T, E> {
+    /// The answer, or why there is none.
+    pub answer: Result<T, E>,
+    /// Tokens of every call made.
+    pub usage: Usage,
+}
+
+/// Asks for a plan (`messages` from `plan_messages` or `replan_messages`),
+/// validates it, and re-asks once with the errors.
+pub async fn request_plan(
+    llm: &dyn Llm,
+    mut messages: Vec<ChatMessage>,
+    roles: &[Role],
+    ids: &IdRules,
+    temperature: f32,
+) -> Asked<Vec<PlannedSubtask>, PlanError> {
+    let mut usage = Usage::default();
+    if roles.is_empty() {
+        return Asked {
+            answer: Err(PlanError::NoRoles),
+            usage,
+        };
+    }
+    let schema = std::sync::Arc::new(plan_schema(roles));
+    let mut errors = Vec::new();
+    for attempt in 0..2 {
+        let request = ChatRequest {
+            messages: messages.clone(),
+            temperature,
+            max_tokens: PLAN_MAX_TOKENS,
+            json: true,
+            schema: Some(std::sync::Arc::clone(&schema)),
+        };
+        let reply = match traced_chat(llm, &request).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                return Asked {
+                    answer: Err(e.into()),
+                    usage,
+                }
+            }
+        };
+        usage += reply.usage;
+        errors = match parse_plan(&reply.content) {
+            Ok(mut subtasks) => {
+                rename_clashes(&mut subtasks, &ids.taken);
+                let errors = validate_plan(&subtasks, roles, &ids.settled, &ids.taken);
+                if errors.is_empty() {
+                    return Asked {
+                        answer: Ok(subtasks),
+                        usage,
+                    };
+                }
+                errors
+            }
+            Err(e) => vec![e.to_string()],
+        };
+        tracing::warn!(attempt, "invalid plan: {}", errors.join("; "));
+        messages.push(ChatMessage::assistant(hermes_core::text::clip(
+            &reply.content,
+            4000,
+        )));
+        messages.push(plan_errors_message(&errors));
+    }
+    Asked {
+        answer: Err(PlanError::Invalid(errors)),
+        usage,
+    }
+}
+
+/// The plan's JSON schema, roles as an enum: the grammar for models that
+/// can constrain decoding.
+pub fn plan_schema(roles: &[Role]) -> serde_json::Value {
+    let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "subtasks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "role": {"type": "string", "enum": names},
+                        "goal": {"type": "string"},
+                        "depends_on": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["id", "role", "goal", "depends_on"]
+                }
+            }
+        },
+        "required": ["subtasks"]
+    })
+}
+
+/// Asks the model to write the final answer from the subtask results.
+pub async fn request_answer(
+    llm: &dyn Llm,
+    messages: Vec<ChatMessage>,
+    temperature: f32,
+) -> Asked<String, AnswerError> {
+    let request = ChatRequest {
+        messages,
+        temperature,
+        max_tokens: PLAN_MAX_TOKENS,
+        json: false,
+        schema: None,
+    };
+    match traced_chat(llm, &request).await {
+        Ok(reply) => Asked {
+            answer: Some(reply.content.trim().to_string())
+                .filter(|a| !a.is_empty())
+                .ok_or(AnswerError::Empty),
+            usage: reply.usage,
+        },
+        Err(e) => Asked {
+            answer: Err(AnswerError::Model(e.to_string())),
+            usage: Usage::default(),
+        },
+    }
+}
