@@ -7,14 +7,12 @@
 //! per subtask, completed work never rerun) lives and is tested here.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::time::Instant;
 
 use super::plan::{PlanError, PlannedSubtask};
 use super::report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus};
-use hermes_core::agent::Outcome;
+use hermes_core::agent::{Goal, GoalInput, Outcome};
 use hermes_core::llm::Usage;
-use hermes_core::text::clip;
 
 /// One subtask and its fate.
 #[derive(Debug, Clone)]
@@ -143,25 +141,18 @@ impl Dag {
             .collect()
     }
 
-    /// The goal given to an executor: the subtask's goal, the whole task for
-    /// orientation, and the results of its dependencies.
-    pub fn executor_goal(&self, spec: &PlannedSubtask) -> String {
-        let mut goal = format!(
-            "{}\n\nThis is one subtask of a larger task: {}",
-            spec.goal, self.task
-        );
-        if !spec.depends_on.is_empty() {
-            goal.push_str("\n\nResults of the subtasks this one depends on:");
-            for dep in &spec.depends_on {
-                if let Some(slot) = self.slot(dep) {
-                    let _ = write!(
-                        goal,
-                        "\n[{} — {}] {}",
-                        dep,
-                        slot.spec.role,
-                        clip(slot.result.as_deref().unwrap_or(""), 4000)
-                    );
-                }
+    /// The goal given to an executor: the subtask's own work, part of the
+    /// whole task, building on the results of its dependencies (the loop
+    /// decides how the model sees them: [`Goal::text`]).
+    pub fn executor_goal(&self, spec: &PlannedSubtask) -> Goal {
+        let mut goal = Goal::new(spec.goal.clone()).part_of(self.task.clone());
+        for dep in &spec.depends_on {
+            if let Some(slot) = self.slot(dep) {
+                goal = goal.with_input(GoalInput {
+                    id: dep.clone(),
+                    role: slot.spec.role.clone(),
+                    result: slot.result.clone().unwrap_or_default(),
+                });
             }
         }
         goal

@@ -53,7 +53,7 @@ fn dag_runs_in_dependency_order_under_the_concurrency_bound() {
     assert_eq!(ids(&run.start_ready()), ["c"]);
     assert!(run.finish("b", &done("B")));
     assert_eq!(ids(&run.start_ready()), ["d"]);
-    let goal = run.executor_goal(&sub("d", &["a", "b"]));
+    let goal = run.executor_goal(&sub("d", &["a", "b"])).text();
     assert!(
         goal.contains("[a — r] A") && goal.contains("[b — r] B"),
         "{goal}"

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
 use super::roles::Role;
-use hermes_core::agent::{Agent, LongTermMemory};
+use hermes_core::agent::LongTermMemory;
 use hermes_core::faults::Faults;
 use hermes_core::journal::{self, JournalEntry};
 use hermes_core::llm::Llm;
@@ -42,7 +42,8 @@ pub struct ExecutorArgs {
     pub role: Role,
     /// The model for that role.
     pub llm: Arc<dyn Llm>,
-    /// The role's tools.
+    /// Every tool of the planner or node ([`Role::agent`] takes the
+    /// role's own).
     pub toolbox: Arc<Toolbox>,
     /// The task's journals, shared with the planner.
     pub journals: TaskJournals,
@@ -50,7 +51,8 @@ pub struct ExecutorArgs {
     pub cancel: CancellationToken,
     /// Faults to inject (none in production).
     pub faults: Faults,
-    /// Long-term memory, written under the role (none: the loop has none).
+    /// Long-term memory ([`Role::agent`] files it under the role; none:
+    /// the loop has none).
     pub memory: Option<LongTermMemory>,
 }
 
@@ -156,16 +158,12 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
     let llm = args
         .faults
         .executor_llm(Arc::clone(&args.llm), &subtask, attempt, rounds_done);
-    let mut agent = Agent::new(llm, Arc::clone(&args.toolbox))
-        .with_limits(limits)
-        .with_identity(args.role.system_prompt.clone())
+    let agent = args
+        .role
+        .agent(llm, &args.toolbox, limits, args.memory.as_ref())
         .for_subtask(args.role.name.clone(), subtask)
-        .with_outputs_named_in(planned.goal)
         .with_trace_parent(trace_context)
         .on_round(on_round);
-    if let Some(memory) = &args.memory {
-        agent = agent.with_memory(memory.clone());
-    }
     let cancel = args.cancel.clone();
     tokio::spawn(async move {
         let ended = AssertUnwindSafe(agent.resume(&goal, history, &cancel))

@@ -17,7 +17,7 @@ use ractor_cluster::RactorMessage;
 use super::plan::{AnswerError, Asked, PlanError, PlannedSubtask};
 use super::report::TaskReport;
 use super::roles::{Role, RoleError};
-use hermes_core::agent::Outcome;
+use hermes_core::agent::{Goal, Outcome};
 use hermes_core::journal::JournalEntry;
 use hermes_core::limits::Limits;
 
@@ -108,9 +108,9 @@ pub enum TaskEvent {
 pub struct SubtaskRun {
     /// The subtask as planned.
     pub subtask: PlannedSubtask,
-    /// The goal given to the loop: the subtask's goal plus the results of
-    /// the subtasks it depends on.
-    pub goal: String,
+    /// The goal given to the loop: the subtask's own work, the task it is
+    /// part of, and the results of the subtasks it depends on.
+    pub goal: Goal,
     /// Limits for the loop (run defaults, then role, then task deadline).
     pub limits: Limits,
     /// Rounds already done, when an executor restarts after a crash.

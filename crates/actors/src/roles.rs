@@ -13,7 +13,10 @@ use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 
 use hermes_core::agent::steer::Steers;
+use hermes_core::agent::{Agent, LongTermMemory};
 use hermes_core::limits::{Limits, LimitsOverlay};
+use hermes_core::llm::Llm;
+use hermes_core::tools::Toolbox;
 
 /// One executor role.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +59,29 @@ impl Role {
     /// `base` with this role's overrides applied.
     pub fn limits_over(&self, base: &Limits) -> Limits {
         self.overlay().apply(base)
+    }
+
+    /// An agent that works in this role: the role's prompt as its identity,
+    /// its tools out of `toolbox`, and `memory` filed under its name. The
+    /// caller gives the run's `limits` (its base with
+    /// [`Role::limits_over`], and whatever else bounds the run: a task's
+    /// deadline, a suite's task limits). The one place a role is applied to
+    /// an agent: the planner's executors, a worker node's and `hermes eval`.
+    pub fn agent(
+        &self,
+        llm: Arc<dyn Llm>,
+        toolbox: &Arc<Toolbox>,
+        limits: Limits,
+        memory: Option<&LongTermMemory>,
+    ) -> Agent {
+        let toolbox = Toolbox::for_role(toolbox, self.tools.as_deref());
+        let agent = Agent::new(llm, toolbox)
+            .with_limits(limits)
+            .with_identity(self.system_prompt.clone());
+        match memory {
+            Some(memory) => agent.with_memory(memory.for_role(self.name.clone())),
+            None => agent,
+        }
     }
 
     /// Checks the fields a TOML parser cannot: non-empty text, known tools, sane limits.

@@ -133,7 +133,7 @@ fn accept(
             // Cancelled (or the node closed) before a slot was free.
             shared.runs.remove(&request.run_id);
             let outcome = Outcome::from_journal(
-                &request.goal,
+                &request.goal.text(),
                 StopStatus::Cancelled,
                 request.history,
                 Default::default(),

@@ -16,7 +16,6 @@ use hermes_actors::executor::{Executor, ExecutorArgs, TaskJournals};
 use hermes_actors::messages::{ExecutorMsg, ExecutorReport, SubtaskRun};
 use hermes_core::faults::Faults;
 use hermes_core::limits::Limits;
-use hermes_core::tools::Toolbox;
 
 /// What a run host hears: its executor's report.
 #[derive(RactorMessage)]
@@ -133,13 +132,12 @@ impl Actor for RunHost {
             )));
             return Err("role gone".into());
         };
-        let toolbox = Toolbox::for_role(&shared.toolbox, role.tools.as_deref());
         let args = ExecutorArgs {
             report_to: myself.get_derived(),
             task: 0,
             llm: shared.models.for_role(role.model.as_deref()),
             role,
-            toolbox,
+            toolbox: Arc::clone(&shared.toolbox),
             journals: Arc::clone(&state.journals),
             cancel,
             faults: Faults::none(),

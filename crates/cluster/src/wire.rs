@@ -14,12 +14,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use hermes_actors::plan::PlannedSubtask;
-use hermes_core::agent::Outcome;
+use hermes_core::agent::{Goal, Outcome};
 use hermes_core::journal::JournalEntry;
 use hermes_core::limits::Limits;
 
 /// Version of the messages below; a pool refuses a run of another version.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The process group every pool serving `role` joins.
 pub fn role_group(role: &str) -> String {
@@ -72,8 +72,8 @@ pub struct RunRequest {
     pub origin: String,
     /// The subtask as planned (its role picks the pool).
     pub subtask: PlannedSubtask,
-    /// The goal given to the loop.
-    pub goal: String,
+    /// The goal given to the loop: the subtask's work and what frames it.
+    pub goal: Goal,
     /// Limits for the loop.
     pub limits: Limits,
     /// 0 for the first attempt, 1 for the retry.

@@ -18,7 +18,6 @@ use hermes_core::journal::JournalEntry;
 use hermes_core::llm::Usage;
 use hermes_core::telemetry;
 use hermes_core::text::clip;
-use hermes_core::tools::Toolbox;
 
 impl LiveTask {
     pub(super) async fn spawn_executor(
@@ -42,22 +41,17 @@ impl LiveTask {
         // clock is a safety net just behind it.
         let until_deadline = self.deadline.saturating_duration_since(Instant::now());
         limits.timeout = limits.timeout.min(until_deadline + DEADLINE_GRACE);
-        let toolbox = Toolbox::for_role(&config.toolbox, role.tools.as_deref());
         let cancel = self.cancel.child_token();
-        let memory = config
-            .memory
-            .as_ref()
-            .map(|m| m.for_role(role.name.clone()));
         let args = ExecutorArgs {
             report_to: cx.myself.get_derived(),
             task: self.id,
             llm: config.models.for_role(role.model.as_deref()),
             role,
-            toolbox,
+            toolbox: Arc::clone(&config.toolbox),
             journals: Arc::clone(&self.journals),
             cancel: cancel.clone(),
             faults: config.faults.clone(),
-            memory,
+            memory: config.memory.clone(),
         };
         // A retry avoids the node where the last attempt failed.
         let avoid = self
@@ -138,7 +132,7 @@ impl LiveTask {
         status: StopStatus,
         error: Option<String>,
     ) -> Outcome {
-        let goal = self.dag.executor_goal(spec);
+        let goal = self.dag.executor_goal(spec).text();
         let elapsed = self.dag.started.elapsed();
         Outcome::from_journal(&goal, status, self.history(&spec.id), elapsed, error)
     }

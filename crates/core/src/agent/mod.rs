@@ -14,6 +14,7 @@
 pub mod act;
 pub mod decide;
 pub mod evidence;
+pub mod goal;
 pub mod guard;
 pub mod memory;
 pub mod observe;
@@ -33,6 +34,7 @@ use std::time::Instant;
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+pub use goal::{Goal, GoalInput};
 pub use guard::StopStatus;
 pub use memory::{LongTermMemory, MemoryUse};
 pub use outcome::Outcome;
@@ -70,8 +72,6 @@ pub struct Agent {
     schema: Arc<serde_json::Value>,
     /// Notes of earlier tasks to recall, and where a finished run goes.
     memory: Option<LongTermMemory>,
-    /// The text whose file names the finish check reads (`None`: the goal).
-    outputs_named_in: Option<String>,
 }
 
 impl Agent {
@@ -91,17 +91,7 @@ impl Agent {
             trace_parent: HashMap::new(),
             faults: None,
             memory: None,
-            outputs_named_in: None,
         }
-    }
-
-    /// Reads the files a run must write from `text` instead of the whole
-    /// goal (see [`steer::GoalFiles`]): an executor passes its subtask's own
-    /// goal, not the larger task and the other results its goal quotes,
-    /// which name files other subtasks write.
-    pub fn with_outputs_named_in(mut self, text: impl Into<String>) -> Self {
-        self.outputs_named_in = Some(text.into());
-        self
     }
 
     /// Gives each run the notes of earlier tasks nearest its goal, and
@@ -162,10 +152,11 @@ impl Agent {
         &self.limits
     }
 
-    /// Runs the loop on `goal` until a guard stops it or `cancel` is
-    /// cancelled (status `cancelled`, with a progress report like any other
-    /// stop). Never panics on anything the model or a tool returns.
-    pub async fn run(&self, goal: &str, cancel: &CancellationToken) -> Outcome {
+    /// Runs the loop on `goal` (a `&str`, or a [`Goal`] that frames its
+    /// work) until a guard stops it or `cancel` is cancelled (status
+    /// `cancelled`, with a progress report like any other stop). Never
+    /// panics on anything the model or a tool returns.
+    pub async fn run(&self, goal: impl Into<Goal>, cancel: &CancellationToken) -> Outcome {
         self.resume(goal, Vec::new(), cancel).await
     }
 
@@ -174,7 +165,7 @@ impl Agent {
     /// prompt shows them, and the guards count them.
     pub async fn resume(
         &self,
-        goal: &str,
+        goal: impl Into<Goal>,
         history: Vec<JournalEntry>,
         cancel: &CancellationToken,
     ) -> Outcome {
@@ -188,8 +179,9 @@ impl Agent {
         telemetry::set_parent(&span, &self.trace_parent);
         // One session per run: what run_code keeps between its calls.
         // Boxed: a waiting loop holds this future (see `run::future_size`).
+        let goal = goal.into();
         let mut outcome = crate::tools::session::scope(Box::pin(
-            self.run_to_end(goal, history, cancel)
+            self.run_to_end(&goal, history, cancel)
                 .instrument(span.clone()),
         ))
         .await;
@@ -208,11 +200,14 @@ impl Agent {
 
     async fn run_to_end(
         &self,
-        goal: &str,
+        goal: &Goal,
         history: Vec<JournalEntry>,
         cancel: &CancellationToken,
     ) -> Outcome {
         let started = Instant::now();
+        let work = goal.work.as_str();
+        let text = goal.text();
+        let goal = text.as_str();
         let journal = match &self.journal_path {
             None => Journal::from_entries(history),
             Some(path) => match Journal::to_file(path).await {
@@ -228,7 +223,7 @@ impl Agent {
                 }
             },
         };
-        let mut run = Run::new(self, goal, journal, cancel);
+        let mut run = Run::new(self, goal, work, journal, cancel);
         let recalled = Box::pin(run.recall()).await;
         Box::pin(run.survey()).await;
         let ending = run.rounds().await;

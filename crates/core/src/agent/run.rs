@@ -26,7 +26,10 @@ use crate::tools::{ToolEffect, ToolResult, ToolStatus};
 /// The state of one run.
 pub(crate) struct Run<'a> {
     agent: &'a Agent,
+    /// The goal as the model reads it ([`crate::agent::Goal::text`]).
     goal: &'a str,
+    /// The goal's own work: the text whose file names the steers read.
+    work: &'a str,
     /// Built once: it is the same every round (and so a stable prompt prefix).
     system: Arc<str>,
     deadline: Instant,
@@ -49,10 +52,12 @@ pub(crate) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// A run of `agent` on `goal` whose earlier rounds are in `journal`.
+    /// A run of `agent` on `goal` (whose own work is `work`) whose earlier
+    /// rounds are in `journal`.
     pub(crate) fn new(
         agent: &'a Agent,
         goal: &'a str,
+        work: &'a str,
         journal: Journal,
         cancel: &'a CancellationToken,
     ) -> Self {
@@ -61,6 +66,7 @@ impl<'a> Run<'a> {
             deadline: Instant::now() + agent.limits.timeout,
             agent,
             goal,
+            work,
             cancel,
             journal,
             usage: Usage::default(),
@@ -97,7 +103,7 @@ impl<'a> Run<'a> {
         // writes, and the finish is checked against them (`incomplete`).
         let toolbox = &self.agent.toolbox;
         if toolbox.first_with(ToolEffect::Writes).is_some() {
-            self.files = GoalFiles::of(self.named_in(), toolbox);
+            self.files = GoalFiles::of(self.work, toolbox);
         }
         let first_round = self.journal.entries().len() as u32 + 1;
         let cx = self.steer_context();
@@ -109,17 +115,12 @@ impl<'a> Run<'a> {
     /// What the steers see of this run now.
     fn steer_context(&self) -> SteerContext<'_> {
         SteerContext {
-            goal: self.named_in(),
+            goal: self.work,
             files: &self.files,
             toolbox: &self.agent.toolbox,
             history: self.journal.entries(),
             repetition_window: self.agent.limits.repetition_window,
         }
-    }
-
-    /// The text whose file names the steers read.
-    fn named_in(&self) -> &str {
-        self.agent.outputs_named_in.as_deref().unwrap_or(self.goal)
     }
 
     /// Runs rounds until one ends the run; returns how it ended.
@@ -423,7 +424,7 @@ mod future_size {
         );
         let cancel = CancellationToken::new();
         let resume = std::mem::size_of_val(&agent.resume("g", Vec::new(), &cancel));
-        let mut run = Run::new(&agent, "g", Journal::from_entries(Vec::new()), &cancel);
+        let mut run = Run::new(&agent, "g", "g", Journal::from_entries(Vec::new()), &cancel);
         let round = std::mem::size_of_val(&run.round(1));
         assert!(round <= 1_536, "round future: {round} bytes");
         assert!(resume <= 2_560, "run future: {resume} bytes");

@@ -351,28 +351,23 @@ fn agent_for(
             }
         },
     };
-    let base = role
-        .as_ref()
-        .map_or_else(|| config.limits.clone(), |r| r.limits_over(&config.limits));
-    let toolbox = match role.as_ref().and_then(|r| r.tools.as_ref()) {
-        Some(names) => toolbox.subset(names),
-        None => toolbox,
+    let toolbox = Arc::new(toolbox);
+    let agent = match role {
+        Some(role) => {
+            let limits = task.limits.apply(&role.limits_over(&config.limits));
+            role.agent(llm, &toolbox, limits, memory.as_ref())
+        }
+        None => {
+            let agent = Agent::new(llm, toolbox).with_limits(task.limits.apply(&config.limits));
+            match memory {
+                Some(memory) => agent.with_memory(memory),
+                None => agent,
+            }
+        }
     };
-    let mut agent = Agent::new(llm, Arc::new(toolbox))
-        .with_limits(task.limits.apply(&base))
+    Ok(agent
         .with_journal_file(journal)
-        .with_fault_log(faults.clone());
-    if let Some(role) = &role {
-        agent = agent.with_identity(role.system_prompt.clone());
-    }
-    if let Some(memory) = memory {
-        let memory = match &role {
-            Some(role) => memory.for_role(role.name.clone()),
-            None => memory,
-        };
-        agent = agent.with_memory(memory);
-    }
-    Ok(agent)
+        .with_fault_log(faults.clone()))
 }
 
 async fn run_agent(task: &Task, agent: Agent, cancel: &CancellationToken) -> Ran {

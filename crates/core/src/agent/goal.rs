@@ -1,0 +1,139 @@
+//! [`Goal`]: what a run is asked to do, kept apart from what frames it.
+//!
+//! A plain run's goal is its text. An executor's goal is one subtask of a
+//! larger task: the subtask's own work, the task it is part of, and the
+//! results of the subtasks it builds on. The model sees all three
+//! ([`Goal::text`]); the steers read files only from the work itself, so an
+//! executor is never held to files that other subtasks write.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::clip;
+
+/// Longest dependency result shown in an executor's goal, in characters.
+pub const INPUT_CHARS: usize = 4000;
+
+/// What a run is asked to do.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Goal {
+    /// The work itself: the files it names are what the run must write
+    /// (and may read first).
+    pub work: String,
+    /// The larger task this run is one subtask of (orientation only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_of: Option<String>,
+    /// Results of the subtasks this one builds on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<GoalInput>,
+}
+
+/// The result of a subtask another one builds on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalInput {
+    /// The subtask's id.
+    pub id: String,
+    /// The role that ran it.
+    pub role: String,
+    /// What it returned.
+    pub result: String,
+}
+
+impl Goal {
+    /// A goal that is only its work.
+    pub fn new(work: impl Into<String>) -> Self {
+        Self {
+            work: work.into(),
+            ..Self::default()
+        }
+    }
+
+    /// This goal as one subtask of `task`.
+    pub fn part_of(mut self, task: impl Into<String>) -> Self {
+        self.part_of = Some(task.into());
+        self
+    }
+
+    /// This goal, building on the result of another subtask.
+    pub fn with_input(mut self, input: GoalInput) -> Self {
+        self.inputs.push(input);
+        self
+    }
+
+    /// The text the model is given: the work, then the larger task, then
+    /// each input (clipped to [`INPUT_CHARS`]).
+    pub fn text(&self) -> String {
+        let mut text = self.work.clone();
+        if let Some(task) = &self.part_of {
+            let _ = write!(text, "\n\nThis is one subtask of a larger task: {task}");
+        }
+        if !self.inputs.is_empty() {
+            text.push_str("\n\nResults of the subtasks this one depends on:");
+            for input in &self.inputs {
+                let result = clip(&input.result, INPUT_CHARS);
+                let _ = write!(text, "\n[{} — {}] {}", input.id, input.role, result);
+            }
+        }
+        text
+    }
+}
+
+impl From<&str> for Goal {
+    fn from(work: &str) -> Self {
+        Goal::new(work)
+    }
+}
+
+impl From<&String> for Goal {
+    fn from(work: &String) -> Self {
+        Goal::new(work.as_str())
+    }
+}
+
+impl From<String> for Goal {
+    fn from(work: String) -> Self {
+        Goal::new(work)
+    }
+}
+
+impl From<&Goal> for Goal {
+    fn from(goal: &Goal) -> Self {
+        goal.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_goal_is_its_work() {
+        assert_eq!(Goal::from("Count the rows.").text(), "Count the rows.");
+    }
+
+    #[test]
+    fn a_subtask_shows_its_task_and_inputs_after_its_work() {
+        let goal = Goal::new("Write owners.md.")
+            .part_of("Read notes.txt and write owners.md.")
+            .with_input(GoalInput {
+                id: "s1".into(),
+                role: "analyst".into(),
+                result: "ada, bob".into(),
+            });
+        assert_eq!(
+            goal.text(),
+            "Write owners.md.\n\nThis is one subtask of a larger task: Read notes.txt and write owners.md.\n\nResults of the subtasks this one depends on:\n[s1 — analyst] ada, bob"
+        );
+        // Only the work names the run's files.
+        assert_eq!(goal.work, "Write owners.md.");
+    }
+
+    #[test]
+    fn a_plain_goal_travels_as_its_work_alone() {
+        let json = serde_json::to_string(&Goal::new("x")).unwrap();
+        assert_eq!(json, r#"{"work":"x"}"#);
+        let back: Goal = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, Goal::new("x"));
+    }
+}
