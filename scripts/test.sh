@@ -30,4 +30,4 @@ fi
 # Phoenix for tests/trace_backend.rs (first time: several minutes; then a no-op).
 scripts/trace-backend.sh install >&2 || echo "Phoenix not installed: tests/trace_backend.rs will skip (or fail if CI is set)" >&2
 
-exec cargo test --release "$@"
+exec cargo test --release --no-fail-fast "$@"

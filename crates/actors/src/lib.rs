@@ -1,12 +1,17 @@
-//! Many agents: a Planner actor that splits a task into subtasks and runs
-//! them on supervised Executor actors, each running its own agent loop.
+//! hermes-actors: many agents. A Planner actor splits a task into
+//! subtasks and runs them on supervised Executor actors, each running its
+//! own agent loop (`hermes_core::agent`).
+//!
+//! Must not depend on: `hermes-cluster` (it defines [`Placement`], what it
+//! needs of a cluster, and the cluster implements it), `hermes-engines`,
+//! `hermes-eval`.
 //!
 //! Read it top-down:
 //! 1. `handle.rs`: [`Hermes`], the public API (`builder`, `submit`,
 //!    `register_role`, `shutdown`) and the defaults.
 //! 2. `planner.rs`: the Planner actor, a router: each message is one line
 //!    that hands an event to the task it belongs to.
-//! 3. `live_task.rs`: one object per live task, one method per event
+//! 3. `live_task/`: one object per live task, one method per event
 //!    (planned, subtask finished, failed, cancelled, crashed, replanned,
 //!    answered, deadline).
 //! 4. `dag.rs`: the DAG rules as plain code (what may start, what a failure
@@ -16,7 +21,9 @@
 //! Beside them: `messages.rs` (the typed mailboxes), `report.rs` (what a
 //! task returns, with typed statuses), `plan/` (plan shape, checks, prompts
 //! and model calls), `model_call.rs` (ask the model off the mailbox),
-//! `roles.rs` (executor roles as data), `models.rs` (a model per role),
+//! `roles.rs` (executor roles as data, and [`Role::agent`], the one place a
+//! role is applied to an agent), `models.rs` (a model per role),
+//! `placement.rs` (subtasks on other nodes), `config.rs` ([`PlannerConfig`]),
 //! `events.rs` (progress events). Cancellation is one mechanism: a
 //! `CancellationToken` per task, a child token per executor.
 

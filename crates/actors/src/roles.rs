@@ -366,7 +366,8 @@ reflect_every = 3
 
     #[test]
     fn shipped_roles_load() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents");
+        // The workspace root, two folders above this crate.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../agents");
         let registry = RoleRegistry::load_dir(&dir, hermes_core::tools::builtin::NAMES).unwrap();
         assert!(registry.all().len() >= 4);
     }

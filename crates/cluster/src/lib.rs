@@ -1,10 +1,12 @@
-//! Executors on other machines, on `ractor_cluster`.
+//! hermes-cluster: executors on other machines, on `ractor_cluster`.
+//! Must not depend on: `hermes-engines`, `hermes-eval`.
 //!
 //! A **worker node** ([`Node`], `hermes node`) listens for planners and
 //! runs one [`Pool`](pool::Pool) per role it serves; each pool joins the
 //! process group `hermes.role.<role>` and runs subtasks on local,
 //! supervised executors. A **planner** joins with [`Cluster::connect`]
-//! (`hermes plan --connect`, `HermesBuilder::connect`): for each subtask it
+//! (`hermes plan --connect`; `HermesBuilder::placement` with the connected
+//! `Cluster`, which implements `hermes_actors::Placement`): for each subtask it
 //! picks the least-loaded pool of the subtask's role on another node, or
 //! runs it locally when no node serves the role.
 //!

@@ -28,7 +28,7 @@ pub struct FnTool<A, F> {
 /// [`FnTool::with_spec`] (examples, timeout, idempotency).
 ///
 /// ```
-/// use hermes::tools::{tool_fn, ToolError, Toolbox};
+/// use hermes_core::tools::{tool_fn, ToolError, Toolbox};
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
 ///
