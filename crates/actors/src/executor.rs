@@ -186,6 +186,7 @@ mod tests {
     use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
     use super::*;
+    use crate::messages::ReportMsg;
     use crate::plan::PlannedSubtask;
     use crate::roles::RoleLimits;
     use hermes_core::limits::Limits;
@@ -195,36 +196,14 @@ mod tests {
     /// what a node's run host hears).
     struct Collector;
 
-    /// The collector's mailbox: an executor's report.
-    #[derive(ractor_cluster::RactorMessage)]
-    enum RunHostMsg {
-        Report(ExecutorReport),
-    }
-
-    impl From<ExecutorReport> for RunHostMsg {
-        fn from(report: ExecutorReport) -> Self {
-            RunHostMsg::Report(report)
-        }
-    }
-
-    impl TryFrom<RunHostMsg> for ExecutorReport {
-        type Error = RunHostMsg;
-
-        fn try_from(message: RunHostMsg) -> Result<Self, RunHostMsg> {
-            match message {
-                RunHostMsg::Report(report) => Ok(report),
-            }
-        }
-    }
-
     impl Actor for Collector {
-        type Msg = RunHostMsg;
+        type Msg = ReportMsg;
         type State = UnboundedSender<ExecutorReport>;
         type Arguments = UnboundedSender<ExecutorReport>;
 
         async fn pre_start(
             &self,
-            _myself: ActorRef<RunHostMsg>,
+            _myself: ActorRef<ReportMsg>,
             reports: Self::Arguments,
         ) -> Result<Self::State, ActorProcessingErr> {
             Ok(reports)
@@ -232,8 +211,8 @@ mod tests {
 
         async fn handle(
             &self,
-            _myself: ActorRef<RunHostMsg>,
-            RunHostMsg::Report(report): RunHostMsg,
+            _myself: ActorRef<ReportMsg>,
+            ReportMsg::Report(report): ReportMsg,
             reports: &mut Self::State,
         ) -> Result<(), ActorProcessingErr> {
             let _ = reports.send(report);

@@ -134,6 +134,31 @@ pub struct ExecutorReport {
     pub outcome: Box<Outcome>,
 }
 
+/// The mailbox of an actor that only hears executors' reports: a worker
+/// node's run host (`hermes_cluster`), or a test standing in for the
+/// planner.
+#[derive(RactorMessage)]
+pub enum ReportMsg {
+    /// The executor's loop ended.
+    Report(ExecutorReport),
+}
+
+impl From<ExecutorReport> for ReportMsg {
+    fn from(report: ExecutorReport) -> Self {
+        ReportMsg::Report(report)
+    }
+}
+
+impl TryFrom<ReportMsg> for ExecutorReport {
+    type Error = ReportMsg;
+
+    fn try_from(message: ReportMsg) -> Result<Self, ReportMsg> {
+        match message {
+            ReportMsg::Report(report) => Ok(report),
+        }
+    }
+}
+
 impl From<ExecutorReport> for PlannerMsg {
     fn from(report: ExecutorReport) -> Self {
         PlannerMsg::Task(

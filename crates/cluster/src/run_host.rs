@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use ractor_cluster::RactorMessage;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
@@ -13,32 +12,12 @@ use super::events::NodeEvent;
 use super::shared::NodeShared;
 use super::wire::{RunEnded, RunRequest, Wire};
 use hermes_actors::executor::{Executor, ExecutorArgs, TaskJournals};
-use hermes_actors::messages::{ExecutorMsg, ExecutorReport, SubtaskRun};
+use hermes_actors::messages::{ExecutorMsg, SubtaskRun};
 use hermes_core::faults::Faults;
 use hermes_core::limits::Limits;
 
 /// What a run host hears: its executor's report.
-#[derive(RactorMessage)]
-pub enum RunHostMsg {
-    /// The executor's loop ended.
-    Report(ExecutorReport),
-}
-
-impl From<ExecutorReport> for RunHostMsg {
-    fn from(report: ExecutorReport) -> Self {
-        RunHostMsg::Report(report)
-    }
-}
-
-impl TryFrom<RunHostMsg> for ExecutorReport {
-    type Error = RunHostMsg;
-
-    fn try_from(message: RunHostMsg) -> Result<Self, RunHostMsg> {
-        match message {
-            RunHostMsg::Report(report) => Ok(report),
-        }
-    }
-}
+pub use hermes_actors::messages::ReportMsg as RunHostMsg;
 
 /// What a run host starts with.
 pub struct RunHostArgs {
