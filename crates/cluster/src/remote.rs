@@ -12,13 +12,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ractor::rpc::CallResult;
-use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, DerivedActorRef, SpawnErr};
-use tokio_util::sync::CancellationToken;
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
 
 use super::client::{Cluster, PickedPool};
 use super::wire::{PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
-use hermes_actors::executor::TaskJournals;
-use hermes_actors::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
+use hermes_actors::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun};
 use hermes_actors::placement::{Placement, RemoteRun, RemoteSlot};
 
 /// How long after the loop's own timeout the planner waits for a remote
@@ -31,14 +29,9 @@ pub struct RemoteArgs {
     pub placement: PickedPool,
     /// This planner's node identity (`name@host`).
     pub origin: String,
-    /// Where the outcome goes.
-    pub report_to: DerivedActorRef<ExecutorReport>,
-    /// The task the subtask belongs to.
-    pub task: TaskId,
-    /// The task's journals (the remote rounds land here at the end).
-    pub journals: TaskJournals,
-    /// Cancelled at the task deadline or when the planner stops the run.
-    pub cancel: CancellationToken,
+    /// What the run shares with its task (where the outcome goes, the
+    /// task's journals, the token that stops it).
+    pub run: RemoteRun,
 }
 
 /// A remote run's state.
@@ -77,7 +70,7 @@ impl Actor for RemoteExecutor {
             ExecutorMsg::Run(run) => {
                 let run_id = format!(
                     "{}/{}/{}/{}",
-                    state.args.origin, state.args.task, run.subtask.id, run.attempt
+                    state.args.origin, state.args.run.task, run.subtask.id, run.attempt
                 );
                 state.current = Some((run.subtask.id.clone(), run_id.clone()));
                 send(myself, &state.args, *run, run_id);
@@ -87,11 +80,11 @@ impl Actor for RemoteExecutor {
                     return Ok(());
                 };
                 let report = ExecutorReport {
-                    task: state.args.task,
+                    task: state.args.run.task,
                     subtask,
                     outcome,
                 };
-                if state.args.report_to.send_message(report).is_err() {
+                if state.args.run.report_to.send_message(report).is_err() {
                     return Err("the receiver of the outcome is gone".into());
                 }
             }
@@ -108,7 +101,7 @@ impl Actor for RemoteExecutor {
         _myself: ActorRef<ExecutorMsg>,
         state: &mut RemoteState,
     ) -> Result<(), ActorProcessingErr> {
-        state.args.cancel.cancel();
+        state.args.run.cancel.cancel();
         if let Some((_, run_id)) = state.current.take() {
             // Best effort: the node ignores ids it does not know.
             let _ = state.args.placement.pool.cast(PoolMsg::Cancel(run_id));
@@ -122,8 +115,8 @@ impl Actor for RemoteExecutor {
 fn send(myself: ActorRef<ExecutorMsg>, args: &RemoteArgs, run: SubtaskRun, run_id: String) {
     let pool = args.placement.pool.clone();
     let node = args.placement.node.clone();
-    let cancel = args.cancel.clone();
-    let journals = args.journals.clone();
+    let cancel = args.run.cancel.clone();
+    let journals = args.run.journals.clone();
     let subtask = run.subtask.id.clone();
     journals.insert(subtask.clone(), run.history.clone());
     let wait = run.limits.timeout + REMOTE_GRACE;
@@ -197,10 +190,7 @@ impl RemoteSlot for ClusterSlot {
         let args = RemoteArgs {
             placement: self.picked,
             origin: self.origin,
-            report_to: run.report_to,
-            task: run.task,
-            journals: run.journals,
-            cancel: run.cancel,
+            run,
         };
         Actor::spawn_linked(None, RemoteExecutor, args, supervisor)
             .await
