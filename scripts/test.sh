@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, CI): installs what the tests need when it is
 # missing, then runs every test. Extra arguments go to `cargo test`.
-#   - bubblewrap: run_code's sandbox (tests/tools_sandbox.rs)
 #   - chromium: renders the eval HTML report (tests/eval_report.rs)
 #   - @modelcontextprotocol/server-everything: a real MCP server (tests/tools_mcp.rs)
 #   - python3-venv, then Arize Phoenix from PyPI in .venv-phoenix: a real
@@ -10,7 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v chromium >/dev/null || need+=(chromium)
 command -v python3 >/dev/null || need+=(python3)
 python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)

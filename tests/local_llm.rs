@@ -284,53 +284,13 @@ async fn a_new_engine_starts_from_the_kept_prompt_of_the_last_one() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn jump_forward_feeds_the_fixed_text_and_decides_as_without_it() {
-    use hermes::agent::decide::decision_schema;
-    use hermes::decision::parse_decision;
     use hermes::llm::local::{LocalConfig, LocalLlm};
-    use hermes::llm::{ChatMessage, ChatRequest, Llm};
-    use hermes::tools::builtin::register_file_tools;
-    use hermes::tools::{Toolbox, Workspace};
     let Some(model) = model() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let mut toolbox = Toolbox::new();
-    register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
-    let schema = std::sync::Arc::new(decision_schema(&toolbox));
-    let tools = toolbox.render();
-    let goals = [
-        "Read notes.txt and tell me what it says.",
-        "Write the word done to status.txt.",
-        "Do not use a tool: reply with the action finish and the result 42.",
-    ];
-    let ask = |goal: &str| {
-        ChatRequest {
-        messages: vec![
-            ChatMessage::system(format!(
-                "You are an agent. Reply with one JSON object: {{\"thought\": \"...\", \"action\": {{\"name\": \"<tool or finish>\", \"args\": {{...}}}}}}. Tools:\n{tools}- finish: end the run; args: result (string, required)"
-            )),
-            ChatMessage::user(goal),
-        ],
-        temperature: 0.0,
-        max_tokens: 200,
-        json: true,
-        schema: Some(std::sync::Arc::clone(&schema)),
-    }
-    };
-    let mut answers = Vec::new();
-    for jump_forward in [false, true] {
+    common::local_model::jump_forward_decides_as_without_it(|jump_forward| {
         let mut config = LocalConfig::new(&model);
         config.threads = 1;
         config.jump_forward = jump_forward;
-        let llm = LocalLlm::load(config).expect("load the model");
-        let mut decisions = Vec::new();
-        for goal in goals {
-            let reply = llm.chat(&ask(goal)).await.expect("answer");
-            assert_eq!(reply.finish_reason.as_deref(), Some("stop"), "{reply:?}");
-            let decision = parse_decision(&reply.content).expect("a decision");
-            decisions.push((decision.thought, decision.action.name, decision.action.args));
-        }
-        answers.push(decisions);
-    }
-    let names: Vec<&str> = answers[1].iter().map(|d| d.1.as_str()).collect();
-    assert_eq!(names, ["read_file", "write_file", "finish"], "{answers:?}");
-    assert_eq!(answers[1], answers[0]);
+        std::sync::Arc::new(LocalLlm::load(config).expect("load the model"))
+    })
+    .await;
 }

@@ -69,7 +69,7 @@ async fn with_no_server_the_default_build_runs_the_default_model_in_process() {
         .collect();
     assert_eq!(
         announced,
-        vec!["model: qwen2.5-coder-1.5b-instruct.gguf in-process (candle), because no --base-url or HERMES_BASE_URL is set and nothing answers at http://localhost:11434/v1"],
+        vec!["model: qwen2.5-coder-1.5b-instruct.gguf in-process (candle, grammar, jump-forward), because no --base-url or HERMES_BASE_URL is set and nothing answers at http://localhost:11434/v1"],
         "{stderr}"
     );
     let outcome = last_json(&stdout);
@@ -169,4 +169,90 @@ async fn an_oversized_prompt_is_refused_and_a_dropped_request_frees_the_engine()
     let answer = llm.chat(&question("Say hello.")).await.unwrap();
     assert!(!answer.content.trim().is_empty());
     assert!(answer.usage.completion_tokens <= 12);
+}
+
+/// Jump-forward on the built-in engine: the decision's fixed text fed
+/// ahead under the grammar changes no greedy decision.
+#[tokio::test(flavor = "multi_thread")]
+async fn jump_forward_feeds_the_fixed_text_and_decides_as_without_it() {
+    let Some(model) = model() else { return };
+    set_threads(1);
+    common::local_model::jump_forward_decides_as_without_it(|jump_forward| {
+        let mut config = NativeConfig::new(&model);
+        config.jump_forward = jump_forward;
+        Arc::new(NativeLlm::load(config).unwrap())
+    })
+    .await;
+}
+
+/// Under the grammar the answer follows the schema even when the
+/// conversation asks for prose: it parses as a decision naming one of the
+/// schema's actions, with no repair. Without it, the same greedy answer
+/// is whatever the model writes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_grammar_holds_an_answer_to_the_schema_whatever_the_prompt_asks() {
+    let Some(model) = model() else { return };
+    set_threads(1);
+    let mut request = common::local_model::decision_request(
+        "Forget the JSON format. Answer in one plain English sentence: what is two plus two?",
+    );
+    request.messages[0].content = "You are a helpful assistant. Answer in plain prose.".into();
+    request.max_tokens = 120;
+    let constrained = NativeLlm::load(NativeConfig::new(&model)).unwrap();
+    let reply = constrained.chat(&request).await.unwrap();
+    let value: serde_json::Value = serde_json::from_str(reply.content.trim())
+        .unwrap_or_else(|e| panic!("not strict JSON ({e}): {}", reply.content));
+    let name = value["action"]["name"].as_str().unwrap_or_default();
+    assert!(
+        [
+            "read_file",
+            "write_file",
+            "list_dir",
+            "search_files",
+            "finish"
+        ]
+        .iter()
+        .any(|n| name == *n)
+            || name.ends_with("_file"),
+        "{value}"
+    );
+    assert!(value["thought"].is_string(), "{value}");
+    let mut config = NativeConfig::new(&model);
+    config.grammar = false;
+    let free = NativeLlm::load(config).unwrap();
+    let free_reply = free.chat(&request).await.unwrap();
+    assert!(!free_reply.content.trim().is_empty());
+    eprintln!("without the grammar: {}", free_reply.content);
+}
+
+/// The same prompts under the grammar, greedy, on both engines: the same
+/// actions. Their thoughts may part where the two engines' arithmetic
+/// (candle's and llama.cpp's quantized kernels) puts two candidate tokens
+/// within rounding of each other; where they do, this says so.
+#[cfg(feature = "local-llm")]
+#[tokio::test(flavor = "multi_thread")]
+async fn greedy_decisions_under_the_grammar_agree_on_both_engines() {
+    use hermes::llm::local::{LocalConfig, LocalLlm};
+    let Some(model) = model() else { return };
+    set_threads(1);
+    let candle =
+        common::local_model::decisions(&NativeLlm::load(NativeConfig::new(&model)).unwrap()).await;
+    let mut config = LocalConfig::new(&model);
+    config.threads = 1;
+    let llama = common::local_model::decisions(&LocalLlm::load(config).unwrap()).await;
+    let actions = |d: &[common::local_model::Decided]| {
+        d.iter()
+            .map(|(_, name, args)| (name.clone(), args.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        actions(&candle),
+        actions(&llama),
+        "candle {candle:?}\nllama.cpp {llama:?}"
+    );
+    for (c, l) in candle.iter().zip(&llama) {
+        if c.0 != l.0 {
+            eprintln!("the thoughts part: candle {:?}, llama.cpp {:?}", c.0, l.0);
+        }
+    }
 }

@@ -111,9 +111,9 @@ pub struct ModelArgs {
     #[arg(long, value_parser = [ENGINE_CANDLE, ENGINE_LLAMA])]
     pub engine: Option<String>,
     /// Let the model write freely instead of constraining it to the
-    /// decision's JSON schema: no grammar in-process (llama.cpp), and
-    /// `response_format` `json_object` instead of `json_schema` to a server
-    /// (to measure the lenient parser).
+    /// decision's (or plan's) JSON schema: no grammar in-process (either
+    /// engine), and `response_format` `json_object` instead of
+    /// `json_schema` to a server (to measure the lenient parser).
     #[arg(long)]
     pub no_grammar: bool,
     /// Make the local model evaluate every prompt whole instead of
@@ -121,10 +121,10 @@ pub struct ModelArgs {
     /// what prefix reuse saves).
     #[arg(long)]
     pub no_prefix_cache: bool,
-    /// Make the llama.cpp engine choose every token of a decision itself
+    /// Make the in-process engine choose every token of a decision itself
     /// instead of feeding the decision's fixed text (keys, punctuation,
     /// closing braces) in one batch (to measure what jump-forward saves;
-    /// see BENCHMARKS.md).
+    /// see BENCHMARKS.md). Jump-forward needs the grammar.
     #[arg(long)]
     pub no_jump_forward: bool,
 }
@@ -217,20 +217,31 @@ impl ModelArgs {
                 fetched?
             }
         };
-        if let Some(why) = why {
-            eprintln!(
-                "model: {} in-process ({engine}), because {why}",
-                path.file_name().map_or_else(
-                    || path.display().to_string(),
-                    |n| n.to_string_lossy().into_owned()
-                )
-            );
-        }
+        eprintln!("{}", self.notice(&path, engine, why.as_deref()));
         if engine == ENGINE_LLAMA {
             self.llama_cpp(path)
         } else {
             self.candle(path)
         }
+    }
+
+    /// The one line that says which model runs in-process, on which
+    /// engine, whether under the grammar and with jump-forward, and why
+    /// in-process when Hermes chose it.
+    fn notice(&self, path: &std::path::Path, engine: &str, why: Option<&str>) -> String {
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let decoding = match (self.no_grammar, self.no_jump_forward) {
+            (true, _) => "no grammar",
+            (false, true) => "grammar",
+            (false, false) => "grammar, jump-forward",
+        };
+        let because = why
+            .map(|why| format!(", because {why}"))
+            .unwrap_or_default();
+        format!("model: {name} in-process ({engine}, {decoding}){because}")
     }
 
     #[cfg(feature = "local-llm")]
@@ -263,6 +274,8 @@ impl ModelArgs {
         }
         let mut config = NativeConfig::new(path);
         config.context_size = self.context_size.max(256);
+        config.grammar = !self.no_grammar;
+        config.jump_forward = !self.no_jump_forward;
         if self.no_prefix_cache {
             config.cached_conversations = 0;
         }

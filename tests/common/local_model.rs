@@ -232,3 +232,68 @@ pub async fn a_new_engine_starts_from_the_kept_prompt<L: hermes::llm::Llm>(
         "the damaged file is replaced"
     );
 }
+
+/// Three goals whose first decision is plain (read a file, write a file,
+/// finish at once), asked of a model under the decision's grammar.
+pub const DECISION_GOALS: [&str; 3] = [
+    "Read notes.txt and tell me what it says.",
+    "Write the word done to status.txt.",
+    "Do not use a tool: reply with the action finish and the result 42.",
+];
+
+/// The decision request for `goal` with the file tools: the agent's
+/// system prompt shape, the decision schema, greedy.
+pub fn decision_request(goal: &str) -> hermes::llm::ChatRequest {
+    use hermes::agent::decide::decision_schema;
+    use hermes::llm::{ChatMessage, ChatRequest};
+    use hermes::tools::builtin::register_file_tools;
+    use hermes::tools::{Toolbox, Workspace};
+    let dir = tempfile::tempdir().unwrap();
+    let mut toolbox = Toolbox::new();
+    register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+    let schema = std::sync::Arc::new(decision_schema(&toolbox));
+    let tools = toolbox.render();
+    ChatRequest {
+        messages: vec![
+            ChatMessage::system(format!(
+                "You are an agent. Reply with one JSON object: {{\"thought\": \"...\", \"action\": {{\"name\": \"<tool or finish>\", \"args\": {{...}}}}}}. Tools:\n{tools}- finish: end the run; args: result (string, required)"
+            )),
+            ChatMessage::user(goal),
+        ],
+        temperature: 0.0,
+        max_tokens: 200,
+        json: true,
+        schema: Some(schema),
+    }
+}
+
+/// A decision as (thought, action name, args), for comparing answers.
+pub type Decided = (String, String, Value);
+
+/// The greedy decisions of `llm` for [`DECISION_GOALS`]; each must end on
+/// its own ("stop") and parse.
+pub async fn decisions(llm: &dyn hermes::llm::Llm) -> Vec<Decided> {
+    let mut decisions = Vec::new();
+    for goal in DECISION_GOALS {
+        let reply = llm.chat(&decision_request(goal)).await.expect("answer");
+        assert_eq!(reply.finish_reason.as_deref(), Some("stop"), "{reply:?}");
+        let decision = hermes::decision::parse_decision(&reply.content).expect("a decision");
+        decisions.push((decision.thought, decision.action.name, decision.action.args));
+    }
+    decisions
+}
+
+/// Jump-forward (fixed text fed ahead under the grammar) changes no
+/// greedy decision: the engine `load(jump_forward)` gives decides the
+/// three goals the same with it off and on, and picks the expected tools.
+pub async fn jump_forward_decides_as_without_it(
+    load: impl Fn(bool) -> std::sync::Arc<dyn hermes::llm::Llm>,
+) {
+    let mut answers = Vec::new();
+    for jump_forward in [false, true] {
+        answers.push(decisions(load(jump_forward).as_ref()).await);
+    }
+    let names: Vec<&str> = answers[1].iter().map(|d| d.1.as_str()).collect();
+    assert_eq!(names, ["read_file", "write_file", "finish"], "{answers:?}");
+    assert_eq!(answers[1], answers[0]);
+}

@@ -12,8 +12,13 @@
 //! Prefix reuse: a request starts from the cached state sharing the
 //! longest prefix with its prompt and evaluates only the rest; its final
 //! state is cached for the next round of its conversation.
+//!
+//! A request with a schema decodes under its grammar ([`super::constraint`])
+//! and, when it is a decision, is fed the decision's fixed text after each
+//! chosen token, evaluated with it in the same step (jump-forward, see
+//! [`hermes_core::llm::jump_forward`]), as the llama.cpp engine does.
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
@@ -22,9 +27,11 @@ use candle_core::Tensor;
 use candle_transformers::generation::{LogitsProcessor, Sampling};
 use tokio::sync::oneshot;
 
+use super::constraint::{Constraint, Grammars};
 use super::kept;
 use super::qwen2::{message, KvState, Qwen2, Segment};
 use super::tokenizer::ChatTokenizer;
+use hermes_core::llm::jump_forward::Template;
 use hermes_core::llm::kept_prompt::write_whole;
 use hermes_core::llm::prefix_cache::PrefixCache;
 use hermes_core::llm::{ChatResponse, LlmError, Usage};
@@ -34,6 +41,9 @@ const PROMPT_CHUNK: usize = 64;
 /// Prompt tokens per step while other requests generate: a long prompt
 /// then slows their tokens less.
 const SHARED_PROMPT_CHUNK: usize = 16;
+/// Most fixed tokens a request is fed ahead in one step; the rest follows
+/// in the next (as in the llama.cpp engine).
+const FORCED_MAX: usize = 32;
 
 /// One request as the engine thread receives it.
 pub(super) struct Job {
@@ -42,6 +52,10 @@ pub(super) struct Job {
     pub(super) max_tokens: usize,
     pub(super) sampling: Sampling,
     pub(super) seed: u64,
+    /// The schema the answer is decoded under (`None`: free text).
+    pub(super) schema: Option<std::sync::Arc<serde_json::Value>>,
+    /// Whether a decision is fed its fixed text ahead (needs the schema).
+    pub(super) jump_forward: bool,
     pub(super) reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
 }
 
@@ -54,14 +68,30 @@ struct Active {
     /// Next prompt token to evaluate; `prompt.len()` once generating.
     next: usize,
     sampler: LogitsProcessor,
+    /// Every generated token: chosen, or fed as fixed text.
     output: Vec<u32>,
-    /// The token sampled last, to evaluate in the next step.
-    pending: Option<u32>,
+    /// The token chosen last and the fixed text fed after it, to evaluate
+    /// in the next step.
+    pending: Vec<u32>,
+    /// The answer ended on its own: an end token, or a complete decision.
+    stopped: bool,
+    /// The grammar of the request's schema.
+    constraint: Option<Constraint>,
+    /// The decision's fixed text, fed ahead under the grammar.
+    template: Option<Template>,
 }
 
 impl Active {
     fn generating(&self) -> bool {
         self.next >= self.job.prompt.len()
+    }
+
+    /// Drops the grammar (and the fixed text that relies on it) after it
+    /// failed: the answer goes on unconstrained, for the lenient parser.
+    fn unconstrain(&mut self, error: &str) {
+        tracing::warn!("the grammar failed ({error}); this answer goes on unconstrained");
+        self.constraint = None;
+        self.template = None;
     }
 }
 
@@ -75,6 +105,9 @@ pub(super) struct Engine {
     pub(super) kept: Option<PathBuf>,
     /// No request has been answered yet.
     pub(super) first_answer: Cell<bool>,
+    /// The model's grammar compiler, built on the first request with a
+    /// schema (its error, when the vocabulary cannot be read).
+    pub(super) grammars: OnceCell<Result<Grammars, String>>,
 }
 
 impl Engine {
@@ -126,13 +159,35 @@ impl Engine {
         }
         let reused = kv.len();
         let sampler = LogitsProcessor::from_sampling(job.seed, job.sampling.clone());
+        let constraint = job.schema.as_deref().and_then(|schema| {
+            let grammars = self.grammars.get_or_init(|| Grammars::new(&self.tokenizer));
+            match grammars
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|g| g.constraint(schema))
+            {
+                Ok(constraint) => Some(constraint),
+                Err(e) => {
+                    tracing::warn!("no grammar for this request ({e}); it decodes unconstrained");
+                    None
+                }
+            }
+        });
+        let template = job
+            .schema
+            .as_deref()
+            .filter(|_| constraint.is_some() && job.jump_forward)
+            .and_then(Template::from_schema);
         Active {
             next: reused,
             reused,
             kv,
             sampler,
             output: Vec::new(),
-            pending: None,
+            pending: Vec::new(),
+            stopped: false,
+            constraint,
+            template,
             job,
         }
     }
@@ -145,12 +200,13 @@ impl Engine {
             PROMPT_CHUNK
         };
         let pieces: Vec<Vec<u32>> = active
-            .iter()
-            .map(|a| match a.pending {
-                Some(token) => vec![token],
-                None => {
+            .iter_mut()
+            .map(|a| {
+                if a.pending.is_empty() {
                     let end = (a.next + chunk).min(a.job.prompt.len());
                     a.job.prompt[a.next..end].to_vec()
+                } else {
+                    std::mem::take(&mut a.pending)
                 }
             })
             .collect();
@@ -164,27 +220,69 @@ impl Engine {
             .collect();
         let logits = self.model.forward(&mut segments).map_err(message)?;
         for (row, (a, piece)) in active.iter_mut().zip(&pieces).enumerate() {
-            if a.pending.take().is_none() {
+            if !a.generating() {
                 a.next += piece.len();
             }
             if a.generating() {
-                let token = sample(&mut a.sampler, &logits, row)?;
+                let token = choose(a, &logits, row)?;
                 a.output.push(token);
-                if !self.tokenizer.is_stop(token) {
-                    a.pending = Some(token);
+                if self.tokenizer.is_stop(token) {
+                    a.stopped = true;
+                } else {
+                    a.pending.push(token);
+                    self.feed_fixed_text(a);
                 }
             }
         }
         Ok(())
     }
 
-    /// Whether a request has its answer: a stop token, its token budget,
-    /// or the end of the context.
+    /// Queues the fixed text that must follow the answer so far (at most
+    /// [`FORCED_MAX`] tokens, each taken only if the grammar allows it) to
+    /// be evaluated with the chosen token; a decision complete with it
+    /// stops there.
+    fn feed_fixed_text(&self, a: &mut Active) {
+        let (Some(template), Some(constraint)) = (&a.template, a.constraint.as_mut()) else {
+            return;
+        };
+        let Some(forced) = template.forced(&self.tokenizer.decode(&a.output)) else {
+            return;
+        };
+        let Ok(tokens) = self.tokenizer.encode(&forced.text) else {
+            return;
+        };
+        tracing::trace!(text = %forced.text, tokens = tokens.len(), "fixed text fed ahead");
+        let mut all = tokens.len() <= FORCED_MAX;
+        for token in tokens.into_iter().take(FORCED_MAX) {
+            match constraint.take(token) {
+                Ok(true) if a.output.len() < a.job.max_tokens => {
+                    a.output.push(token);
+                    a.pending.push(token);
+                }
+                Ok(_) => {
+                    all = false;
+                    break;
+                }
+                Err(e) => {
+                    a.unconstrain(&e);
+                    return;
+                }
+            }
+        }
+        if all && forced.complete {
+            // Nothing may follow a complete decision: no step to spend.
+            a.stopped = true;
+            a.pending.clear();
+        }
+    }
+
+    /// Whether a request has its answer: it stopped, used its token budget,
+    /// or reached the end of the context.
     fn done(&self, a: &Active) -> bool {
         a.generating()
-            && (a.pending.is_none()
+            && (a.stopped
                 || a.output.len() >= a.job.max_tokens
-                || a.kv.len() + 1 >= self.model.context)
+                || a.kv.len() + a.pending.len().max(1) >= self.model.context)
     }
 
     /// Loads the kept state into the prefix cache, where any new
@@ -207,17 +305,17 @@ impl Engine {
     fn finish(&self, a: Active) {
         let read_itself = a.reused * 2 < a.job.prompt.len();
         let first = self.first_answer.replace(false);
-        let stopped = a.output.last().is_some_and(|&t| self.tokenizer.is_stop(t));
-        let text_tokens = if stopped {
-            &a.output[..a.output.len() - 1]
-        } else {
-            &a.output[..]
+        let stopped = a.stopped;
+        let text_tokens = match a.output.split_last() {
+            Some((&last, text)) if self.tokenizer.is_stop(last) => text,
+            _ => &a.output[..],
         };
         let content = self.tokenizer.decode(text_tokens);
-        let mut held = a.job.prompt.clone();
         // The state holds the prompt and every generated token it evaluated
-        // (all but the last sampled one).
-        held.extend(&a.output[..a.output.len().saturating_sub(1)]);
+        // (all but those chosen or fed in the last step).
+        let mut held = a.job.prompt.clone();
+        held.extend(&a.output);
+        held.truncate(a.kv.len());
         debug_assert_eq!(held.len(), a.kv.len());
         let response = ChatResponse {
             content,
@@ -242,10 +340,48 @@ impl Engine {
     }
 }
 
-fn sample(sampler: &mut LogitsProcessor, logits: &Tensor, row: usize) -> Result<u32, String> {
+/// The request's next token from its row of `logits`: sampled, and under
+/// its grammar when it has one. The grammar checks the sampled token first
+/// and masks the row only when it refuses it (as llama.cpp's sampler
+/// does): a model asked for JSON nearly always picks an allowed token, and
+/// the greedy choice is the same either way.
+fn choose(a: &mut Active, logits: &Tensor, row: usize) -> Result<u32, String> {
     let row = logits.get(row).map_err(message)?;
     if !Qwen2::finite(&row) {
         return Err("the model produced non-finite logits (a damaged model file?)".into());
     }
-    sampler.sample(&row).map_err(message)
+    let token = a.sampler.sample(&row).map_err(message)?;
+    let Some(constraint) = a.constraint.as_mut() else {
+        return Ok(token);
+    };
+    match constraint.take(token) {
+        Ok(true) => return Ok(token),
+        Ok(false) => {}
+        Err(e) => {
+            a.unconstrain(&e);
+            return Ok(token);
+        }
+    }
+    let mut values = row.to_vec1::<f32>().map_err(message)?;
+    if let Err(e) = constraint.mask(&mut values) {
+        a.unconstrain(&e);
+        return Ok(token);
+    }
+    let size = values.len();
+    let masked = Tensor::from_vec(values, size, row.device()).map_err(message)?;
+    let allowed = a.sampler.sample(&masked).map_err(message)?;
+    match constraint.take(allowed) {
+        Ok(true) => Ok(allowed),
+        Ok(false) => {
+            a.unconstrain(&format!(
+                "it allows no token after {} chosen",
+                a.output.len()
+            ));
+            Ok(token)
+        }
+        Err(e) => {
+            a.unconstrain(&e);
+            Ok(token)
+        }
+    }
 }

@@ -18,9 +18,13 @@
 //! longest prefix (an agent's earlier round) and evaluates only the rest;
 //! the reused count is `usage.cached_tokens`.
 //!
-//! There is no grammar: the decision is free text that the lenient parser
-//! repairs (the llama.cpp engine constrains it with the schema instead).
+//! **Constrained decoding.** A request with a JSON schema (a decision, a
+//! plan) is decoded under the schema's grammar ([`constraint`], with
+//! llguidance), and a decision is fed its fixed text ahead
+//! (jump-forward), as on llama.cpp; [`NativeConfig::grammar`] and
+//! [`NativeConfig::jump_forward`] turn them off.
 
+mod constraint;
 mod engine;
 mod kept;
 mod qwen2;
@@ -64,10 +68,18 @@ pub struct NativeConfig {
     /// [`kept_prompt`](hermes_core::llm::kept_prompt)). Unused when
     /// `cached_conversations` is 0.
     pub kept_prompts: Option<PathBuf>,
+    /// Decode an answer under its request's JSON schema (default on).
+    pub grammar: bool,
+    /// Feed a decision's fixed text (keys, punctuation, closing braces)
+    /// ahead in one batch instead of choosing it token by token (default
+    /// on; needs the grammar; see
+    /// [`jump_forward`](hermes_core::llm::jump_forward)).
+    pub jump_forward: bool,
 }
 
 impl NativeConfig {
-    /// Defaults for `model_path`: 4096-token context, prefix reuse on.
+    /// Defaults for `model_path`: 4096-token context, prefix reuse, grammar
+    /// and jump-forward on.
     pub fn new(model_path: impl Into<PathBuf>) -> Self {
         Self {
             model_path: model_path.into(),
@@ -75,6 +87,8 @@ impl NativeConfig {
             seed: 42,
             cached_conversations: DEFAULT_CACHED_CONVERSATIONS,
             kept_prompts: None,
+            grammar: true,
+            jump_forward: true,
         }
     }
 }
@@ -176,6 +190,7 @@ fn start_engine(config: &NativeConfig) -> Result<Loaded, LlmError> {
         states: PrefixCache::new(config.cached_conversations),
         kept,
         first_answer: std::cell::Cell::new(true),
+        grammars: std::cell::OnceCell::new(),
     };
     engine.warm_up();
     let (jobs, receiver) = std::sync::mpsc::channel();
@@ -222,6 +237,8 @@ impl Llm for NativeLlm {
             max_tokens: request.max_tokens.max(1) as usize,
             sampling,
             seed: self.config.seed,
+            schema: request.schema.clone().filter(|_| self.config.grammar),
+            jump_forward: self.config.jump_forward,
             reply,
         };
         let gone = || LlmError::Other("the local model's engine thread has stopped".into());

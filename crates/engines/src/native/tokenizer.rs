@@ -30,6 +30,9 @@ const USER_DEFINED: i32 = 4;
 pub(super) struct ChatTokenizer {
     tokenizer: Tokenizer,
     stops: HashSet<u32>,
+    /// Each token's bytes by id (special tokens marked as llguidance's
+    /// token trie expects), for the grammar ([`super::constraint`]).
+    token_bytes: Vec<Vec<u8>>,
 }
 
 /// `metadata`, with its error as text.
@@ -119,7 +122,26 @@ impl ChatTokenizer {
         });
         let tokenizer = Tokenizer::from_bytes(description.to_string().as_bytes())
             .map_err(|e| format!("the model's tokenizer: {e}"))?;
-        Ok(Self { tokenizer, stops })
+        let token_bytes = llguidance::token_bytes_from_tokenizer_json(&description)
+            .map_err(|e| format!("the model's tokenizer: {e}"))?;
+        Ok(Self {
+            tokenizer,
+            stops,
+            token_bytes,
+        })
+    }
+
+    /// Each token's bytes by id; a special token's start with
+    /// [`llguidance::toktrie::TokTrie::SPECIAL_TOKEN_MARKER`].
+    pub(super) fn token_bytes(&self) -> &[Vec<u8>] {
+        &self.token_bytes
+    }
+
+    /// The tokens that end an answer, lowest id first.
+    pub(super) fn stop_tokens(&self) -> Vec<u32> {
+        let mut stops: Vec<u32> = self.stops.iter().copied().collect();
+        stops.sort_unstable();
+        stops
     }
 
     /// The tokens of `text`, special tokens (`<|im_start|>`) included as one
