@@ -7,8 +7,10 @@
 //! round, and the model's time to first token and decode speed on a chat
 //! request. Legs:
 //!
-//! - `candle`: the built-in engine (default feature `native-llm`; it has no
-//!   grammar, the decision is parsed leniently);
+//! - `candle`: the built-in engine (default feature `native-llm`) as it
+//!   runs by default, under the decision's grammar with jump-forward;
+//!   `candle, no grammar` parses free text leniently, and `candle+grammar,
+//!   no jump` chooses every token itself;
 //! - `llama.cpp+grammar` and `llama.cpp`: the llama.cpp engine with and
 //!   without the decision grammar (feature `local-llm`); with the grammar
 //!   it feeds each decision's fixed text in one batch (jump-forward,
@@ -238,14 +240,19 @@ async fn main() {
         of.sort_by_key(|l| l.task_wall);
         of.get(of.len() / 2).map(|l| (*l).clone())
     };
-    let Some(http) = median(SERVER) else {
+    // The reference: llama.cpp's server, or without it (HERMES_BENCH_NO_SERVER)
+    // the built-in engine with no grammar.
+    let Some(http) = median(SERVER).or_else(|| median(CANDLE_FREE)) else {
         return;
     };
     if passes > 1 {
         println!("medians of {passes} passes (each pass cold: engines loaded and the server started anew):");
     }
     let http_warm = median(SERVER_WARM);
-    for name in LEGS.iter().filter(|n| **n != SERVER && **n != SERVER_WARM) {
+    for name in LEGS
+        .iter()
+        .filter(|n| **n != SERVER && **n != SERVER_WARM && **n != http.name)
+    {
         let Some(leg) = median(name) else { continue };
         // A warm leg is compared with the warm server.
         let http = match (*name == WARM || *name == CANDLE_WARM, &http_warm) {
@@ -267,8 +274,10 @@ async fn main() {
 }
 
 /// The legs, in the order each pass runs them.
-const LEGS: [&str; 8] = [
+const LEGS: [&str; 10] = [
     "candle",
+    CANDLE_FREE,
+    CANDLE_NO_JUMP,
     CANDLE_WARM,
     "llama.cpp+grammar",
     "llama.cpp",
@@ -278,6 +287,8 @@ const LEGS: [&str; 8] = [
     SERVER_WARM,
 ];
 const CANDLE_WARM: &str = "candle warm";
+const CANDLE_FREE: &str = "candle, no grammar";
+const CANDLE_NO_JUMP: &str = "candle+grammar, no jump";
 const NO_JUMP: &str = "llama.cpp+grammar, no jump";
 const WARM: &str = "llama.cpp+grammar warm";
 const SERVER: &str = "http server";
@@ -290,8 +301,17 @@ async fn one_pass(path: &Path) -> Vec<Leg> {
     #[cfg(feature = "native-llm")]
     {
         use hermes::llm::native::{NativeConfig, NativeLlm};
-        let llm = NativeLlm::load(NativeConfig::new(path)).expect("load model (candle)");
-        legs.push(measure(LEGS[0], Arc::new(llm)).await);
+        for (name, grammar, jump_forward) in [
+            (LEGS[0], true, true),
+            (CANDLE_FREE, false, false),
+            (CANDLE_NO_JUMP, true, false),
+        ] {
+            let mut config = NativeConfig::new(path);
+            config.grammar = grammar;
+            config.jump_forward = jump_forward;
+            let llm = NativeLlm::load(config).expect("load model (candle)");
+            legs.push(measure(name, Arc::new(llm)).await);
+        }
         // Warm, as for llama.cpp below: PRIME keeps its state on disk, a
         // new engine starts from it.
         let kept = tempfile::tempdir().expect("temp dir");
@@ -306,8 +326,8 @@ async fn one_pass(path: &Path) -> Vec<Leg> {
     {
         use hermes::llm::local::{LocalConfig, LocalLlm};
         for (name, grammar, jump_forward) in [
-            (LEGS[2], true, true),
-            (LEGS[3], false, false),
+            (LEGS[4], true, true),
+            (LEGS[5], false, false),
             (NO_JUMP, true, false),
         ] {
             let mut config = LocalConfig::new(path);

@@ -87,9 +87,11 @@ impl Grammars {
             .factory
             .create_parser(TopLevelGrammar::from_json_schema(schema))
             .map_err(|e| format!("grammar from schema: {e}"))?;
+        let trie = self.factory.tok_env().tok_trie();
         Ok(Constraint {
             matcher: Matcher::new(Ok(parser)),
-            vocabulary: self.factory.tok_env().tok_trie().vocab_size(),
+            vocabulary: trie.vocab_size(),
+            ends: trie.eos_tokens().to_vec(),
         })
     }
 }
@@ -113,6 +115,8 @@ pub(super) struct Constraint {
     matcher: Matcher,
     /// Tokens the grammar knows (ids at or past it are never allowed).
     vocabulary: usize,
+    /// The tokens that end an answer.
+    ends: Vec<TokenId>,
 }
 
 impl Constraint {
@@ -121,6 +125,10 @@ impl Constraint {
     pub(super) fn take(&mut self, token: u32) -> Result<bool, String> {
         if token as usize >= self.vocabulary {
             return Ok(false);
+        }
+        if self.matcher.is_stopped() {
+            // Complete: only the end may follow.
+            return Ok(self.ends.contains(&token));
         }
         self.matcher
             .try_consume_tokens(&[token])
@@ -209,10 +217,11 @@ mod tests {
         let tokens = env.tokenize_bytes(text.as_bytes());
         assert_eq!(feed(&mut constraint, &env, text), tokens.len());
         assert!(
-            constraint.take(256).unwrap(),
-            "the end is allowed once the object closes"
+            constraint.complete(),
+            "nothing may follow the closed object"
         );
-        assert!(constraint.complete());
+        assert!(!constraint.take(u32::from(b' ')).unwrap());
+        assert!(constraint.take(256).unwrap(), "but the end");
     }
 
     #[test]
@@ -243,7 +252,7 @@ mod tests {
         let (grammars, env) = byte_grammars();
         let mut constraint = grammars.constraint(&schema()).unwrap();
         let open = r#"{"thought": ""#;
-        assert_eq!(feed(&mut constraint, &env, open), 3);
+        assert_eq!(feed(&mut constraint, &env, open), 4);
         assert_eq!(feed(&mut constraint, &env, "0123456789"), 10);
         assert!(!constraint.take(u32::from(b'a')).unwrap(), "maxLength 10");
         let (grammars, env) = byte_grammars();

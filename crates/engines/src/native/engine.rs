@@ -231,6 +231,11 @@ impl Engine {
                 } else {
                     a.pending.push(token);
                     self.feed_fixed_text(a);
+                    if a.constraint.as_ref().is_some_and(Constraint::complete) {
+                        // Only the end may follow: no step to spend on it.
+                        a.stopped = true;
+                        a.pending.clear();
+                    }
                 }
             }
         }
