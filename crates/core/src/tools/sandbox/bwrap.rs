@@ -112,10 +112,7 @@ pub(super) fn bwrap_args(
     let file_blocks = config.max_file_bytes / 1024;
     let mut limits = format!("ulimit -t {cpu} -v {memory_kb} -f {file_blocks} -n 256");
     if limit_nproc {
-        limits.push_str(&format!(
-            " -u {}",
-            user_processes() + config.max_processes as usize
-        ));
+        limits.push_str(&format!(" -u {}", super::process_limit(config)));
     }
     args.extend([
         "--".into(),
@@ -125,21 +122,4 @@ pub(super) fn bwrap_args(
         "sandbox".into(),
     ]);
     args
-}
-
-/// Processes the current user runs now (RLIMIT_NPROC counts all of them).
-pub(super) fn user_processes() -> usize {
-    std::fs::read_dir("/proc")
-        .map(|d| {
-            d.filter(|e| {
-                e.as_ref().is_ok_and(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .chars()
-                        .all(|c| c.is_ascii_digit())
-                })
-            })
-            .count()
-        })
-        .unwrap_or(0)
 }

@@ -286,6 +286,30 @@ const ENVIRONMENT: [(&str, &str); 5] = [
     ("PYTHONDONTWRITEBYTECODE", "1"),
 ];
 
+/// `RLIMIT_NPROC` for a run when no pids cgroup caps it: the rlimit
+/// counts every process of the user, so the run's share comes on top of
+/// those already running (either backend sets it).
+fn process_limit(config: &SandboxConfig) -> usize {
+    user_processes() + config.max_processes as usize
+}
+
+/// Processes the current user runs now (RLIMIT_NPROC counts all of them).
+fn user_processes() -> usize {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter(|e| {
+                e.as_ref().is_ok_and(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .chars()
+                        .all(|c| c.is_ascii_digit())
+                })
+            })
+            .count()
+        })
+        .unwrap_or(0)
+}
+
 async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> String {
     let Some(mut stream) = stream else {
         return String::new();

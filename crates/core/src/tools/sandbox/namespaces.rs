@@ -218,7 +218,7 @@ impl Plan {
             file_bytes: config.max_file_bytes,
             processes: cgroup_procs
                 .is_none()
-                .then(|| (super::bwrap::user_processes() + config.max_processes as usize) as u64),
+                .then(|| super::process_limit(config) as u64),
         })
     }
 
