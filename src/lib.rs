@@ -25,6 +25,7 @@ pub use hermes_core::{
 };
 pub use hermes_engines::model_files;
 pub use hermes_eval::{bench, eval};
+pub use hermes_serve as serve;
 
 /// The model boundary (`hermes_core::llm`) and the in-process engines
 /// (`hermes-engines`), under one path.

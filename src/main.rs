@@ -39,12 +39,16 @@ fn main() {
         Command::Run(args) => args.trace.clone(),
         Command::Plan(args) => args.trace.clone(),
         Command::Node(args) => args.trace.clone(),
+        Command::Serve(args) => args.trace.clone(),
         Command::Roles(_)
         | Command::Steers(_)
         | Command::Eval(_)
         | Command::Memory(_)
         | Command::Model(_)
-        | Command::Bench(_) => Default::default(),
+        | Command::Bench(_)
+        | Command::Submit(_)
+        | Command::Tasks(_)
+        | Command::Cancel(_) => Default::default(),
     };
     // Telemetry starts before the async runtime and stops after it, so the
     // blocking OTLP client is never created or dropped on a runtime thread.
@@ -75,6 +79,12 @@ fn main() {
             Command::Node(args) => {
                 cli::node::execute(args, matches.subcommand_matches("node")).await
             }
+            Command::Serve(args) => {
+                cli::serve::execute(*args, matches.subcommand_matches("serve")).await
+            }
+            Command::Submit(args) => cli::submit::submit(args).await,
+            Command::Tasks(args) => cli::submit::tasks(args).await,
+            Command::Cancel(args) => cli::submit::cancel(args).await,
             Command::Roles(args) => cli::roles::execute(args).await,
             Command::Steers(args) => cli::steers::execute(&args),
             Command::Memory(args) => cli::memory::execute(args).await,

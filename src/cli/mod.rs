@@ -15,7 +15,9 @@ pub mod output;
 pub mod plan;
 pub mod roles;
 pub mod run;
+pub mod serve;
 pub mod steers;
+pub mod submit;
 pub mod team;
 pub mod tools;
 pub mod trace;
@@ -53,6 +55,16 @@ pub enum Command {
     /// Serve the roles of this machine to planners on other machines
     /// (a worker node of a Hermes cluster).
     Node(node::NodeArgs),
+    /// Run the planner as a service: submit tasks over HTTP, stream their
+    /// events, cancel them; tasks and events are kept in a durable store.
+    Serve(Box<serve::ServeArgs>),
+    /// Submit a task to a running `hermes serve` and follow it as `hermes
+    /// plan` would (or --detach).
+    Submit(submit::SubmitArgs),
+    /// List the tasks of a running `hermes serve`.
+    Tasks(submit::TasksArgs),
+    /// Cancel a queued or running task of a `hermes serve`.
+    Cancel(submit::CancelArgs),
     /// Measure what the runtime itself costs: loops (loop), the HTTP path
     /// (http, serve), the actors (plan) and prompt growth (context).
     Bench(bench::BenchArgs),

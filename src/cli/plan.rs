@@ -139,6 +139,9 @@ async fn start(
         .on_event(Arc::new(move |event: &PlanEvent| match event {
             // Without an exporter the trace id leads nowhere.
             PlanEvent::Submitted { .. } if !exporting => {}
+            // Rounds are for the service's event stream; the terminal
+            // shows subtasks.
+            PlanEvent::Round { .. } => {}
             event => eprintln!("[plan] {event}"),
         }))
         .spawn()
@@ -146,7 +149,8 @@ async fn start(
         .map_err(|e| e.to_string())
 }
 
-fn print_report(report: &TaskReport, json: bool) {
+/// Prints a task's report as `hermes plan` does (`hermes submit` too).
+pub fn print_report(report: &TaskReport, json: bool) {
     if let Some(error) = &report.error {
         eprintln!("error: {error}");
     }

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::plan::PlannedSubtask;
+
 /// Receives every event; must be quick (it runs inside the planner).
 pub type EventSink = Arc<dyn Fn(&PlanEvent) + Send + Sync>;
 
@@ -15,10 +17,10 @@ pub enum PlanEvent {
         /// The task's trace id, when traced.
         trace_id: Option<String>,
     },
-    /// The task was planned into this many subtasks.
+    /// The task was planned into these subtasks.
     Planned {
-        /// Number of subtasks.
-        subtasks: usize,
+        /// The plan's subtasks, in order.
+        subtasks: Vec<PlannedSubtask>,
     },
     /// An executor started a subtask.
     Started {
@@ -37,6 +39,21 @@ pub enum PlanEvent {
         id: String,
         /// Rounds its loop ran.
         rounds: u32,
+        /// What its loop returned.
+        result: String,
+    },
+    /// A subtask's loop ended a round (executors on this node only).
+    Round {
+        /// Subtask id.
+        id: String,
+        /// The round's number (from 1).
+        round: u32,
+        /// The action it took (`finish` included).
+        action: String,
+        /// The tool's status: `ok` or `error`.
+        status: String,
+        /// Milliseconds the round waited on the model.
+        llm_ms: u64,
     },
     /// A subtask stopped without finishing.
     Failed {
@@ -80,7 +97,7 @@ impl fmt::Display for PlanEvent {
                 Some(id) => write!(f, "task submitted; trace id {id}"),
                 None => write!(f, "task submitted"),
             },
-            PlanEvent::Planned { subtasks } => write!(f, "planned {subtasks} subtask(s)"),
+            PlanEvent::Planned { subtasks } => write!(f, "planned {} subtask(s)", subtasks.len()),
             PlanEvent::Started {
                 id,
                 role,
@@ -97,7 +114,16 @@ impl fmt::Display for PlanEvent {
                     hermes_core::text::clip(&hermes_core::text::one_line(goal), 80)
                 )
             }
-            PlanEvent::Finished { id, rounds } => write!(f, "finished  {id} in {rounds} round(s)"),
+            PlanEvent::Finished { id, rounds, .. } => {
+                write!(f, "finished  {id} in {rounds} round(s)")
+            }
+            PlanEvent::Round {
+                id,
+                round,
+                action,
+                status,
+                ..
+            } => write!(f, "round {round} of {id}: {action} ({status})"),
             PlanEvent::Failed { id, reason } => write!(f, "failed    {id}: {reason}"),
             PlanEvent::Restarted { id, after_round } => write!(
                 f,

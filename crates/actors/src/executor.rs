@@ -17,6 +17,7 @@ use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef, DerivedActorRef};
 use tokio_util::sync::CancellationToken;
 
+use super::events::{EventSink, PlanEvent};
 use super::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
 use super::roles::Role;
 use hermes_core::agent::LongTermMemory;
@@ -54,6 +55,8 @@ pub struct ExecutorArgs {
     /// Long-term memory ([`Role::agent`] files it under the role; none:
     /// the loop has none).
     pub memory: Option<LongTermMemory>,
+    /// Hears a [`PlanEvent::Round`] after each round (none: nobody).
+    pub events: Option<EventSink>,
 }
 
 /// Runs one subtask's loop under the planner's supervision.
@@ -148,9 +151,19 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
     args.journals.insert(subtask.clone(), history.clone());
     let journals = Arc::clone(&args.journals);
     let mirror = subtask.clone();
+    let events = args.events.clone();
     let on_round = Arc::new(move |entry: &JournalEntry| {
         if let Some(mut rounds) = journals.get_mut(&mirror) {
             journal::push_round(&mut rounds, entry.clone());
+        }
+        if let Some(sink) = &events {
+            sink(&PlanEvent::Round {
+                id: mirror.clone(),
+                round: entry.round,
+                action: entry.action.clone(),
+                status: entry.status.as_str().to_string(),
+                llm_ms: entry.llm_ms,
+            });
         }
     });
     let (journals, key) = (Arc::clone(&args.journals), subtask.clone());
@@ -247,6 +260,7 @@ mod tests {
             cancel: CancellationToken::new(),
             faults: Faults::default(),
             memory: None,
+            events: None,
         };
         let (executor, _) = Actor::spawn(None, Executor, args).await.unwrap();
         let subtask = PlannedSubtask {

@@ -121,6 +121,7 @@ impl Actor for RunHost {
             cancel,
             faults: Faults::none(),
             memory: None,
+            events: None,
         };
         shared.emit(NodeEvent::Started {
             subtask: request.subtask.id.clone(),

@@ -52,6 +52,7 @@ impl LiveTask {
             cancel: cancel.clone(),
             faults: config.faults.clone(),
             memory: config.memory.clone(),
+            events: config.events.clone(),
         };
         // A retry avoids the node where the last attempt failed.
         let avoid = self

@@ -152,7 +152,7 @@ impl LiveTask {
         match asked.answer {
             Ok(subtasks) => {
                 cx.emit(PlanEvent::Planned {
-                    subtasks: subtasks.len(),
+                    subtasks: subtasks.clone(),
                 });
                 self.dag.add_subtasks(subtasks);
                 self.advance(cx).await;
@@ -184,6 +184,7 @@ impl LiveTask {
             cx.emit(PlanEvent::Finished {
                 id: id.to_string(),
                 rounds: outcome.rounds,
+                result: outcome.result.clone().unwrap_or_default(),
             });
         }
     }

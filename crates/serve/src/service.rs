@@ -1,0 +1,559 @@
+//! The service behind `hermes serve`: accepts tasks, runs each on its own
+//! planner when a slot is free, records every event in the store before
+//! anyone sees it, streams events to subscribers, cancels on request, and
+//! resumes the tasks a crash interrupted.
+//!
+//! Each task gets its own planner ([`hermes_actors::Hermes`], spawned by the
+//! [`Launcher`] the caller gives), so a task's events, deadline and
+//! cancellation are its own; every planner shares the loaded model and one
+//! [`RoleRegistry`], so a role registered through the API is seen by the
+//! next plan.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dashmap::DashMap;
+use futures::future::BoxFuture;
+use hermes_actors::{Hermes, PlanEvent, Role, RoleRegistry, TaskReport, TaskRequest};
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::metrics::Metrics;
+use crate::record::{now, TaskEventRecord, TaskRecord, TaskSpec, TaskState};
+use crate::store::{Store, StoreError};
+
+/// What a [`Launcher`] gets for one task.
+pub struct Launch {
+    /// The folder the task's tools are confined to (exists).
+    pub workspace: PathBuf,
+    /// The task's replan bound, when it asked for one.
+    pub max_replans: Option<u32>,
+    /// The service's roles (shared: API registrations included).
+    pub roles: RoleRegistry,
+    /// Where the planner's events go.
+    pub events: hermes_actors::EventSink,
+}
+
+/// Starts a planner for one task (the CLI builds it from the model, tool
+/// and limit flags; tests give a scripted model).
+pub type Launcher = Arc<dyn Fn(Launch) -> BoxFuture<'static, Result<Hermes, String>> + Send + Sync>;
+
+/// How a service runs its tasks.
+pub struct ServiceConfig {
+    /// Starts each task's planner.
+    pub launcher: Launcher,
+    /// The roles every planner uses; stored roles are added at start.
+    pub roles: RoleRegistry,
+    /// The tools a role may name (checked at registration).
+    pub known_tools: Vec<String>,
+    /// The folder task workspaces are relative to.
+    pub workspace: PathBuf,
+    /// Tasks running at once; the rest wait `queued`.
+    pub concurrency: usize,
+    /// A task's deadline when it names none.
+    pub default_timeout: Duration,
+    /// Ended tasks older than this are pruned at start.
+    pub keep: Duration,
+}
+
+/// Why a request was refused; the HTTP layer maps each to a status code.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The request is malformed (400).
+    #[error("{0}")]
+    Invalid(String),
+    /// No such task or role (404).
+    #[error("{0}")]
+    NotFound(String),
+    /// The request conflicts with the current state (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// The service is shutting down (503).
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// The store failed (500).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A live task's handles: its cancel token and its live event feed.
+struct Live {
+    cancel: CancellationToken,
+    events: broadcast::Sender<TaskEventRecord>,
+}
+
+struct Inner {
+    store: Store,
+    config: ServiceConfig,
+    slots: Arc<Semaphore>,
+    live: DashMap<String, Live>,
+    tracker: TaskTracker,
+    closing: CancellationToken,
+    running: AtomicU64,
+    metrics: Metrics,
+}
+
+/// A running service (cheap to clone; every clone is the same service).
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+/// A subscription to a task's events: what happened so far, then what
+/// comes.
+pub struct Subscription {
+    /// Stored events after the asked-for number, in order.
+    pub past: Vec<TaskEventRecord>,
+    /// Live events (may repeat some of `past`: skip ids already seen);
+    /// `None` when the task has ended.
+    pub live: Option<broadcast::Receiver<TaskEventRecord>>,
+}
+
+/// How long a cancelled task's planner gets to answer with its partial
+/// report.
+const CANCEL_GRACE: Duration = Duration::from_secs(10);
+
+/// Longest goal accepted, in characters.
+pub const MAX_GOAL_CHARS: usize = 100_000;
+
+impl Service {
+    /// Starts the service on `store`: prunes old tasks, adds the stored
+    /// roles to the registry, and resumes every task that had not ended
+    /// (queued ones start; running ones start again, their restart
+    /// counted).
+    pub fn start(store: Store, config: ServiceConfig) -> Result<Self, ServiceError> {
+        let pruned = store.prune(config.keep)?;
+        if pruned > 0 {
+            tracing::info!("pruned {pruned} ended task(s) from the store");
+        }
+        let known: Vec<&str> = config.known_tools.iter().map(String::as_str).collect();
+        for (name, toml) in store.roles()? {
+            match hermes_actors::roles::parse_role(&toml) {
+                Ok(role) => {
+                    if let Err(e) = config.roles.register(role, &known) {
+                        tracing::warn!("stored role `{name}` not added: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("stored role `{name}` cannot be read: {e}"),
+            }
+        }
+        let service = Self {
+            inner: Arc::new(Inner {
+                slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                store,
+                config,
+                live: DashMap::new(),
+                tracker: TaskTracker::new(),
+                closing: CancellationToken::new(),
+                running: AtomicU64::new(0),
+                metrics: Metrics::default(),
+            }),
+        };
+        let mut unfinished = service.inner.store.tasks(None)?;
+        unfinished.retain(|t| !t.status.is_ended());
+        // Oldest first, so they queue in the order they were submitted.
+        for mut record in unfinished.into_iter().rev() {
+            if record.status == TaskState::Running {
+                record.restarts += 1;
+                record.status = TaskState::Queued;
+                service.inner.store.save_task(&record)?;
+            }
+            service.spawn(record);
+        }
+        Ok(service)
+    }
+
+    /// The store (for tests and figures).
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The counters `/metrics` shows.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// Tasks running now.
+    pub fn running(&self) -> u64 {
+        self.inner.running.load(Ordering::Relaxed)
+    }
+
+    /// Checks and records a task, then queues it.
+    pub fn submit(&self, spec: TaskSpec) -> Result<TaskRecord, ServiceError> {
+        if self.inner.closing.is_cancelled() {
+            return Err(ServiceError::ShuttingDown);
+        }
+        check_goal(&spec.goal)?;
+        if let Some(dir) = &spec.workspace {
+            check_workspace(dir)?;
+        }
+        let record = self.inner.store.create_task(spec)?;
+        self.spawn(record.clone());
+        Ok(record)
+    }
+
+    /// The task with this id.
+    pub fn task(&self, id: &str) -> Result<TaskRecord, ServiceError> {
+        self.inner
+            .store
+            .task(id)?
+            .ok_or_else(|| ServiceError::NotFound(format!("no task with id `{id}`")))
+    }
+
+    /// Every task, newest first, optionally only those in `status`.
+    pub fn tasks(&self, status: Option<TaskState>) -> Result<Vec<TaskRecord>, ServiceError> {
+        Ok(self.inner.store.tasks(status)?)
+    }
+
+    /// Cancels a queued or running task; its executors stop and what they
+    /// finished is kept. An ended task is a conflict.
+    pub fn cancel(&self, id: &str) -> Result<(), ServiceError> {
+        let record = self.task(id)?;
+        if record.status.is_ended() {
+            return Err(ServiceError::Conflict(format!(
+                "task `{id}` has already ended ({})",
+                record.status.as_str()
+            )));
+        }
+        match self.inner.live.get(id) {
+            Some(live) => {
+                live.cancel.cancel();
+                Ok(())
+            }
+            None => Err(ServiceError::Conflict(format!(
+                "task `{id}` is ending; try again"
+            ))),
+        }
+    }
+
+    /// The events of task `id` numbered above `after`, and the live feed
+    /// while it runs.
+    pub fn subscribe(&self, id: &str, after: u64) -> Result<Subscription, ServiceError> {
+        self.task(id)?;
+        // Subscribe before reading the store, so nothing falls between.
+        let live = self.inner.live.get(id).map(|l| l.events.subscribe());
+        let past = self.inner.store.events_after(id, after)?;
+        let ended = past.iter().any(|e| e.kind == "task_ended");
+        Ok(Subscription {
+            past,
+            live: if ended { None } else { live },
+        })
+    }
+
+    /// Registers a role for every plan from now on, and stores it.
+    pub fn register_role(&self, role: Role) -> Result<(), ServiceError> {
+        let known: Vec<&str> = self
+            .inner
+            .config
+            .known_tools
+            .iter()
+            .map(String::as_str)
+            .collect();
+        role.check(&known)
+            .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        if self.inner.config.roles.get(&role.name).is_some() {
+            return Err(ServiceError::Conflict(format!(
+                "a role named `{}` already exists",
+                role.name
+            )));
+        }
+        let toml = toml::to_string(&role).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        if !self.inner.store.add_role(&role.name, &toml)? {
+            return Err(ServiceError::Conflict(format!(
+                "a role named `{}` already exists",
+                role.name
+            )));
+        }
+        self.inner
+            .config
+            .roles
+            .register(role, &known)
+            .map_err(|e| ServiceError::Conflict(e.to_string()))
+    }
+
+    /// Every role, by name.
+    pub fn roles(&self) -> Vec<Role> {
+        self.inner.config.roles.all()
+    }
+
+    /// Stops taking tasks, gives running ones `drain` to end, then cancels
+    /// the rest (recorded `cancelled`) and waits for them to be recorded.
+    pub async fn shutdown(&self, drain: Duration) {
+        self.inner.closing.cancel();
+        self.inner.tracker.close();
+        if tokio::time::timeout(drain, self.inner.tracker.wait())
+            .await
+            .is_err()
+        {
+            for live in self.inner.live.iter() {
+                live.cancel.cancel();
+            }
+            self.inner.tracker.wait().await;
+        }
+    }
+
+    /// Records an event of task `id` and sends it to subscribers.
+    fn emit(&self, id: &str, kind: &str, data: Value) {
+        self.inner.metrics.on_event(kind, &data);
+        match self.inner.store.append_event(id, kind, data) {
+            Ok(event) => {
+                if let Some(live) = self.inner.live.get(id) {
+                    let _ = live.events.send(event);
+                }
+            }
+            Err(e) => tracing::error!("event `{kind}` of {id} not recorded: {e}"),
+        }
+    }
+
+    fn spawn(&self, record: TaskRecord) {
+        let (events, _) = broadcast::channel(1024);
+        let cancel = self.inner.closing.child_token();
+        self.inner.live.insert(
+            record.id.clone(),
+            Live {
+                cancel: cancel.clone(),
+                events,
+            },
+        );
+        if record.restarts == 0 {
+            self.emit(&record.id, "queued", json!({"goal": record.spec.goal}));
+        }
+        let service = self.clone();
+        self.inner.tracker.spawn(async move {
+            let id = record.id.clone();
+            let (status, report) = service.run(record, &cancel).await;
+            service.end(&id, status, report);
+        });
+    }
+
+    /// Waits for a slot, then runs the task on its own planner.
+    async fn run(
+        &self,
+        mut record: TaskRecord,
+        cancel: &CancellationToken,
+    ) -> (TaskState, Option<Value>) {
+        let slots = Arc::clone(&self.inner.slots);
+        let _permit = tokio::select! {
+            permit = slots.acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return (TaskState::Cancelled, None),
+            },
+            _ = cancel.cancelled() => return (TaskState::Cancelled, None),
+        };
+        record.status = TaskState::Running;
+        if let Err(e) = self.inner.store.save_task(&record) {
+            return (TaskState::Error, Some(error_report(&e.to_string())));
+        }
+        self.inner.running.fetch_add(1, Ordering::Relaxed);
+        let ended = self.plan_and_run(&record, cancel).await;
+        self.inner.running.fetch_sub(1, Ordering::Relaxed);
+        ended
+    }
+
+    async fn plan_and_run(
+        &self,
+        record: &TaskRecord,
+        cancel: &CancellationToken,
+    ) -> (TaskState, Option<Value>) {
+        let workspace = match self.task_workspace(&record.spec) {
+            Ok(dir) => dir,
+            Err(e) => return (TaskState::Error, Some(error_report(&e))),
+        };
+        let sink_service = self.clone();
+        let sink_id = record.id.clone();
+        let launch = Launch {
+            workspace,
+            max_replans: record.spec.max_replans,
+            roles: self.inner.config.roles.clone(),
+            events: Arc::new(move |event: &PlanEvent| sink_service.on_plan_event(&sink_id, event)),
+        };
+        let hermes = match (self.inner.config.launcher)(launch).await {
+            Ok(hermes) => hermes,
+            Err(e) => return (TaskState::Error, Some(error_report(&e))),
+        };
+        let timeout = record
+            .spec
+            .timeout_secs
+            .map_or(self.inner.config.default_timeout, Duration::from_secs);
+        let request = TaskRequest::new(&record.spec.goal).with_timeout(timeout);
+        let ended = {
+            let submit = hermes.submit(request);
+            tokio::pin!(submit);
+            tokio::select! {
+            report = &mut submit => match report {
+                Ok(report) => (state_of(&report), serde_json::to_value(&report).ok()),
+                Err(e) => (TaskState::Error, Some(error_report(&e.to_string()))),
+            },
+            _ = cancel.cancelled() => {
+                // Stopping the planner cancels the executors; the task then
+                // answers with what was done so far, kept as its report.
+                hermes.planner().stop(Some("cancelled".into()));
+                let partial = tokio::time::timeout(CANCEL_GRACE, &mut submit).await;
+                let report = match partial {
+                    Ok(Ok(report)) => serde_json::to_value(&report).ok(),
+                    _ => None,
+                };
+                (TaskState::Cancelled, report)
+            }
+            }
+        };
+        hermes.shutdown().await;
+        ended
+    }
+
+    /// The task's workspace folder, created when missing.
+    fn task_workspace(&self, spec: &TaskSpec) -> Result<PathBuf, String> {
+        let root = &self.inner.config.workspace;
+        let Some(dir) = &spec.workspace else {
+            return Ok(root.clone());
+        };
+        let path = root.join(dir);
+        std::fs::create_dir_all(&path)
+            .map_err(|e| format!("cannot create the workspace {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    fn on_plan_event(&self, id: &str, event: &PlanEvent) {
+        let (kind, data) = match event {
+            PlanEvent::Submitted { trace_id } => {
+                if let Ok(Some(mut record)) = self.inner.store.task(id) {
+                    record.trace_id = trace_id.clone();
+                    let _ = self.inner.store.save_task(&record);
+                }
+                return;
+            }
+            PlanEvent::Planned { subtasks } => ("planned", json!({ "subtasks": subtasks })),
+            PlanEvent::Started {
+                id: subtask,
+                role,
+                goal,
+                node,
+            } => (
+                "subtask_started",
+                json!({"subtask": subtask, "role": role, "goal": goal, "node": node}),
+            ),
+            PlanEvent::Round {
+                id: subtask,
+                round,
+                action,
+                status,
+                llm_ms,
+            } => (
+                "round",
+                json!({"subtask": subtask, "round": round, "action": action, "status": status, "llm_ms": llm_ms}),
+            ),
+            PlanEvent::Finished {
+                id: subtask,
+                rounds,
+                result,
+            } => (
+                "subtask_finished",
+                json!({"subtask": subtask, "result": result, "rounds": rounds}),
+            ),
+            PlanEvent::Failed {
+                id: subtask,
+                reason,
+            } => (
+                "subtask_failed",
+                json!({"subtask": subtask, "status": "failed", "progress": reason}),
+            ),
+            PlanEvent::Cancelled { id: subtask } => (
+                "subtask_failed",
+                json!({"subtask": subtask, "status": "cancelled", "progress": "cancelled at the task deadline"}),
+            ),
+            PlanEvent::Replanned { failed, new } => {
+                ("replanned", json!({"replaced": [failed], "added": new}))
+            }
+            PlanEvent::ReplanFailed { failed, reason } => (
+                "replan_failed",
+                json!({"subtask": failed, "reason": reason}),
+            ),
+            PlanEvent::Restarted {
+                id: subtask,
+                after_round,
+            } => (
+                "subtask_restarted",
+                json!({"subtask": subtask, "after_round": after_round}),
+            ),
+        };
+        self.emit(id, kind, data);
+    }
+
+    /// Records the task's end and its one `task_ended` event.
+    fn end(&self, id: &str, status: TaskState, report: Option<Value>) {
+        match self.inner.store.task(id) {
+            Ok(Some(mut record)) => {
+                record.status = status;
+                record.ended = Some(now());
+                if report.is_some() {
+                    record.report = report;
+                }
+                if let Err(e) = self.inner.store.save_task(&record) {
+                    tracing::error!("the end of {id} not recorded: {e}");
+                }
+                let result = record
+                    .report
+                    .as_ref()
+                    .and_then(|r| r.get("result").cloned())
+                    .unwrap_or(Value::Null);
+                self.inner.metrics.on_task_ended(record.report.as_ref());
+                self.emit(
+                    id,
+                    "task_ended",
+                    json!({"status": status.as_str(), "result": result}),
+                );
+            }
+            Ok(None) => tracing::error!("task {id} vanished from the store"),
+            Err(e) => tracing::error!("the end of {id} not recorded: {e}"),
+        }
+        self.inner.live.remove(id);
+    }
+}
+
+/// The service's status for a plan report's.
+fn state_of(report: &TaskReport) -> TaskState {
+    match report.status.as_str() {
+        "finished" => TaskState::Finished,
+        "failed" => TaskState::Failed,
+        "timeout" => TaskState::Timeout,
+        _ => TaskState::Error,
+    }
+}
+
+fn error_report(error: &str) -> Value {
+    json!({"status": "error", "error": error})
+}
+
+fn check_goal(goal: &str) -> Result<(), ServiceError> {
+    if goal.trim().is_empty() {
+        return Err(ServiceError::Invalid(
+            "field `goal`: must not be empty".into(),
+        ));
+    }
+    let chars = goal.chars().count();
+    if chars > MAX_GOAL_CHARS {
+        return Err(ServiceError::Invalid(format!(
+            "field `goal`: {chars} characters; at most {MAX_GOAL_CHARS}"
+        )));
+    }
+    Ok(())
+}
+
+/// A task workspace must be a relative path that stays under the root.
+fn check_workspace(dir: &str) -> Result<(), ServiceError> {
+    let path = Path::new(dir);
+    let escapes = path.is_absolute()
+        || path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    if dir.is_empty() || escapes {
+        return Err(ServiceError::Invalid(format!(
+            "field `workspace`: `{dir}` must be a relative folder under the server's workspace (no `..`, not absolute)"
+        )));
+    }
+    Ok(())
+}
