@@ -14,7 +14,7 @@ use std::io::{Read, Seek};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use candle_core::quantized::{gguf_file, QMatMul, QStorage, QTensor};
+use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor, D};
 use candle_transformers::quantized_nn::RmsNorm;
 
@@ -115,6 +115,31 @@ pub(super) fn metadata<'a>(
         .ok_or_else(|| candle_core::Error::Msg(format!("the model file has no `{key}`")))
 }
 
+/// Whether candle multiplies by weights of `dtype` without SIMD on the
+/// CPU: its legacy 4- and 5-bit formats with an offset or a fifth bit
+/// (Q4_1, Q5_0, Q5_1) have only scalar dot products, an order of magnitude
+/// slower than its vectorised Q4_0, Q8_0 and k-quant kernels. (Qwen's own
+/// 0.5B Q4_K_M file stores most of its weights as Q5_0.)
+fn slow_kernel(dtype: GgmlDType) -> bool {
+    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1)
+}
+
+/// `weight` in Q8_0 (8-bit values in blocks of 32, each block with its own
+/// scale: finer than the 4 or 5 bits it came from, so the products move
+/// only by that rounding), once at load.
+fn requantize(weight: &QTensor) -> Result<QTensor> {
+    let values = weight.dequantize(&Device::Cpu)?;
+    QTensor::quantize(&values, GgmlDType::Q8_0)
+}
+
+/// The product by `weight`, on a vectorised kernel (see [`slow_kernel`]).
+fn matmul(weight: QTensor) -> Result<QMatMul> {
+    if slow_kernel(weight.dtype()) {
+        return QMatMul::from_qtensor(requantize(&weight)?);
+    }
+    QMatMul::from_qtensor(weight)
+}
+
 fn rotary_tables(
     head_dim: usize,
     base: f32,
@@ -177,25 +202,26 @@ impl Qwen2 {
         }
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         let output = match tensor("output.weight") {
-            Ok(weight) => QMatMul::from_qtensor(weight)?,
+            Ok(weight) => matmul(weight)?,
             // Tied embeddings: the output projection is the embedding table.
+            Err(_) if slow_kernel(embeddings.dtype()) => matmul(requantize(&embeddings)?)?,
             Err(_) => QMatMul::from_arc(Arc::clone(&embeddings))?,
         };
         let mut layers = Vec::with_capacity(layers_count);
         for i in 0..layers_count {
             let mut weight = |part: &str| tensor(&format!("blk.{i}.{part}"));
             layers.push(Layer {
-                wq: QMatMul::from_qtensor(weight("attn_q.weight")?)?,
-                wk: QMatMul::from_qtensor(weight("attn_k.weight")?)?,
-                wv: QMatMul::from_qtensor(weight("attn_v.weight")?)?,
+                wq: matmul(weight("attn_q.weight")?)?,
+                wk: matmul(weight("attn_k.weight")?)?,
+                wv: matmul(weight("attn_v.weight")?)?,
                 bq: weight("attn_q.bias")?.dequantize(&device)?,
                 bk: weight("attn_k.bias")?.dequantize(&device)?,
                 bv: weight("attn_v.bias")?.dequantize(&device)?,
-                wo: QMatMul::from_qtensor(weight("attn_output.weight")?)?,
+                wo: matmul(weight("attn_output.weight")?)?,
                 attention_norm: RmsNorm::from_qtensor(weight("attn_norm.weight")?, eps)?,
-                gate: QMatMul::from_qtensor(weight("ffn_gate.weight")?)?,
-                down: QMatMul::from_qtensor(weight("ffn_down.weight")?)?,
-                up: QMatMul::from_qtensor(weight("ffn_up.weight")?)?,
+                gate: matmul(weight("ffn_gate.weight")?)?,
+                down: matmul(weight("ffn_down.weight")?)?,
+                up: matmul(weight("ffn_up.weight")?)?,
                 ffn_norm: RmsNorm::from_qtensor(weight("ffn_norm.weight")?, eps)?,
             });
         }
@@ -374,6 +400,46 @@ mod tests {
     fn the_causal_mask_lets_each_new_token_see_the_held_ones_and_itself() {
         let mask = causal_mask(2, 3).unwrap().to_vec2::<u8>().unwrap();
         assert_eq!(mask, vec![vec![0, 0, 0, 0, 1], vec![0, 0, 0, 0, 0]]);
+    }
+
+    #[test]
+    fn weights_in_a_scalar_only_format_are_requantized_and_multiply_as_before() {
+        let cpu = Device::Cpu;
+        let values = Tensor::randn(0f32, 1.0, (64, 256), &cpu).unwrap();
+        let input = Tensor::randn(0f32, 1.0, (3, 256), &cpu).unwrap();
+        let q5 = || QTensor::quantize(&values, GgmlDType::Q5_0).unwrap();
+        let before = QMatMul::from_qtensor(q5())
+            .unwrap()
+            .forward(&input)
+            .unwrap();
+        let fast = matmul(q5()).unwrap();
+        let QMatMul::QTensor(weight) = &fast else {
+            panic!("a quantized product");
+        };
+        assert_eq!(weight.dtype(), GgmlDType::Q8_0);
+        let after = fast.forward(&input).unwrap();
+        let scale = before
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        let moved = (after - &before)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        assert!(moved <= 0.02 * scale, "moved {moved} of {scale}");
+        // A vectorised format is kept as it is.
+        let q4k = QTensor::quantize(&values, GgmlDType::Q4K).unwrap();
+        let QMatMul::QTensor(kept) = matmul(q4k).unwrap() else {
+            panic!("a quantized product");
+        };
+        assert_eq!(kept.dtype(), GgmlDType::Q4K);
     }
 
     #[test]
