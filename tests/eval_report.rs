@@ -7,10 +7,9 @@
 //! Needs Debian's `chromium` (`apt-get install chromium`; CI installs it).
 //! `HERMES_SKIP_BROWSER=1` skips the browser part with a note.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use hermes::eval::{write_report_dir, Report, RunRecord, RunStatus};
 use hermes::llm::Usage;
@@ -62,66 +61,6 @@ fn known_report() -> Report {
     Report::new("files", "qwen2.5-coder:1.5b", 2, spec, 42, runs)
 }
 
-fn find_chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        for name in ["chromium", "chromium-browser"] {
-            let candidate = dir.join(name);
-            if candidate.is_file() {
-                return Some(candidate);
-            }
-        }
-    }
-    None
-}
-
-/// The DOM Chromium builds from `page`, serialised.
-fn dump_dom(chromium: &Path, page: &Path, profile: &Path) -> String {
-    let url = format!("file://{}", page.display());
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-extensions",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(&url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    // Read stdout on a thread so a large DOM cannot fill the pipe while we wait.
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut out).map(|_| out)
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for chromium") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 120 s for {url}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let dom = reader.join().unwrap().expect("read chromium output");
-    if !status.success() || dom.trim().is_empty() {
-        let mut err = String::new();
-        if let Some(mut stderr) = child.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut err);
-        }
-        panic!("chromium failed ({status}) on {url}:\n{err}");
-    }
-    dom
-}
-
 /// The `<figure id="…">` element of the dumped DOM.
 fn figure<'a>(dom: &'a str, id: &str) -> &'a str {
     let start = dom
@@ -150,18 +89,13 @@ fn report_html_renders_charts_and_a_runs_table_with_journal_links_in_chromium() 
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(back, report);
 
-    let Some(chromium) = find_chromium() else {
-        if std::env::var("HERMES_SKIP_BROWSER").as_deref() == Ok("1") {
-            eprintln!("note: HERMES_SKIP_BROWSER=1 and no chromium on PATH: skipping the browser checks of report.html");
-            return;
-        }
-        panic!(
-            "this test opens report.html in headless Chromium, which is not installed: \
-             run `apt-get install chromium` (CI installs it), or set HERMES_SKIP_BROWSER=1 to skip it"
-        );
+    let Some(chromium) = common::browser::chromium_or_skip("the browser checks of report.html")
+    else {
+        return;
     };
     let profile = tempfile::tempdir().unwrap();
-    let dom = dump_dom(&chromium, &out.join("report.html"), profile.path());
+    let url = format!("file://{}", out.join("report.html").display());
+    let dom = common::browser::dump_dom(&chromium, &url, profile.path(), &[]);
 
     // Four charts, each an inline SVG with drawn bars (rect) and labels (text).
     for id in [

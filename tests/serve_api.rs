@@ -585,8 +585,9 @@ async fn wait_for_event(server: &Server, id: &str, kind: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn after_kill_9_a_restarted_server_resumes_the_task_to_one_end() {
-    let model = ScriptedServer::with_responder(model(Duration::from_secs(4))).await;
+async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finished_work_again() {
+    let respond = model(Duration::from_secs(4));
+    let model = ScriptedServer::with_responder(respond).await;
     let site = Site::new();
     let mut server = Server::start(&site, &model.base_url, &[]).await;
     let id = server.submit(json!({"goal": "Do it in two steps"})).await["id"]
@@ -614,6 +615,20 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_to_one_end() {
     let task = server.task(&id).await;
     assert_eq!(task["status"], "finished");
     assert_eq!(task["id"], id.as_str());
+    assert_eq!(task["subtasks"][0]["result"], "done", "s1's result is kept");
+    // The planner was asked once, and s1 ran once: the restart reused
+    // the plan and s1's result; only s2, cut short, ran again.
+    let asked: Vec<(&str, String)> = model.requests().iter().map(kind).collect();
+    let plans = asked.iter().filter(|(what, _)| *what == "plan").count();
+    let s1_runs = asked
+        .iter()
+        .filter(|(what, text)| *what == "step" && text.contains("Goal: count the files"))
+        .count();
+    let s2_runs = asked
+        .iter()
+        .filter(|(what, text)| *what == "step" && text.contains("Goal: slowly write the report"))
+        .count();
+    assert_eq!((plans, s1_runs, s2_runs), (1, 1, 2), "{asked:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -779,4 +794,48 @@ async fn hermes_submit_follows_a_task_like_plan_and_tasks_and_cancel_reach_the_s
         .unwrap();
     assert_eq!(no_token.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&no_token.stderr).contains("401"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_web_page_renders_a_task_s_subtask_graph_and_result_in_chromium() {
+    let Some(chromium) = common::browser::chromium_or_skip("the web page's browser check") else {
+        return;
+    };
+    let model = ScriptedServer::with_responder(model(Duration::ZERO)).await;
+    let site = Site::new();
+    let server = Server::start(&site, &model.base_url, &[]).await;
+    let id = server.submit(json!({"goal": "Do it in two steps"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server.events(&id, None).await;
+    let url = format!("{}/#{id}", server.url);
+    let profile = tempfile::tempdir().unwrap();
+    let screenshot = std::env::var("HERMES_SERVE_SCREENSHOT").ok();
+    let dom = tokio::task::spawn_blocking(move || {
+        let mut extra = vec!["--virtual-time-budget=10000".to_string()];
+        if let Some(path) = screenshot {
+            extra.push(format!("--screenshot={path}"));
+            extra.push("--window-size=1400,820".into());
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        common::browser::dump_dom(&chromium, &url, profile.path(), &extra)
+    })
+    .await
+    .unwrap();
+    // The rendered task, not the page's script (which holds the templates).
+    let start = dom
+        .find("<section id=\"detail\"")
+        .expect("the detail section");
+    let end = dom.find("<script").unwrap_or(dom.len());
+    let dom = &dom[start..end.max(start)];
+    let nodes = dom.matches("class=\"node\"").count();
+    assert_eq!(nodes, 2, "two subtask nodes: {dom}");
+    assert_eq!(dom.matches("data-status=\"finished\"").count(), 2, "{dom}");
+    assert!(
+        dom.contains("marker-end"),
+        "the dependency is drawn as an arrow"
+    );
+    assert!(dom.contains("id=\"result\">FINAL: all done<"), "{dom}");
+    assert!(dom.contains("id=\"task-status\">finished<"), "{dom}");
 }

@@ -6,6 +6,7 @@
 //! [`Reply`]; every request body is kept for assertions.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod local_model;
 pub mod otlp;
 

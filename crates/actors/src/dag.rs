@@ -174,6 +174,22 @@ impl Dag {
         true
     }
 
+    /// Marks a pending subtask finished with `result` without running it
+    /// (a resumed task's subtask that had finished before); false when it
+    /// is not pending.
+    pub fn resume_finished(&mut self, id: &str, result: String, rounds: u32) -> bool {
+        let Some(slot) = self
+            .slot_mut(id)
+            .filter(|s| s.state == SubtaskStatus::Pending)
+        else {
+            return false;
+        };
+        slot.state = SubtaskStatus::Finished;
+        slot.rounds = rounds;
+        slot.result = Some(result);
+        true
+    }
+
     /// Records a failed subtask and says whether to replan. `None` when the
     /// subtask was not running (a duplicate or late outcome).
     pub fn fail(

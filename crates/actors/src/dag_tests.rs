@@ -64,6 +64,24 @@ fn dag_runs_in_dependency_order_under_the_concurrency_bound() {
 }
 
 #[test]
+fn a_resumed_dag_keeps_finished_results_and_runs_only_the_rest() {
+    let mut run = Dag::new("t", 2, 2);
+    run.add_subtasks(vec![sub("a", &[]), sub("b", &["a"])]);
+    assert!(run.resume_finished("a", "A".into(), 3));
+    assert!(
+        !run.resume_finished("a", "again".into(), 1),
+        "only a pending one"
+    );
+    assert!(!run.resume_finished("zzz", "x".into(), 1));
+    assert_eq!(ids(&run.start_ready()), ["b"], "a is not run again");
+    let goal = run.executor_goal(&sub("b", &["a"])).text();
+    assert!(goal.contains("[a — r] A"), "b gets a's kept result: {goal}");
+    assert!(run.finish("b", &done("B")));
+    assert_eq!(run.status(), TaskStatus::Finished);
+    assert_eq!(run.slot("a").unwrap().rounds, 3);
+}
+
+#[test]
 fn outcomes_are_accepted_exactly_once() {
     let mut run = Dag::new("t", 4, 2);
     run.add_subtasks(vec![sub("a", &[])]);

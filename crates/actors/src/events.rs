@@ -75,6 +75,11 @@ pub enum PlanEvent {
         failed: String,
         /// Ids of the replacement subtasks.
         new: Vec<String>,
+        /// The subtasks taken out of the plan: the failed one and its
+        /// pending dependents.
+        replaced: Vec<String>,
+        /// The replacement subtasks.
+        subtasks: Vec<PlannedSubtask>,
     },
     /// No revised plan could be made; the failure stands.
     ReplanFailed {
@@ -129,7 +134,7 @@ impl fmt::Display for PlanEvent {
                 f,
                 "restarted {id} from its journal after round {after_round}"
             ),
-            PlanEvent::Replanned { failed, new } => {
+            PlanEvent::Replanned { failed, new, .. } => {
                 write!(f, "replanned {failed} → {}", new.join(", "))
             }
             PlanEvent::ReplanFailed { failed, reason } => {

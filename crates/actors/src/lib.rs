@@ -52,7 +52,7 @@ pub use handle::{
 /// Re-exported: fault injection lives in [`hermes_core::faults`].
 pub use hermes_core::faults::Faults;
 pub use live_task::DEADLINE_GRACE;
-pub use messages::{PlannerMsg, TaskRequest};
+pub use messages::{PlannerMsg, Resume, TaskRequest};
 pub use models::{ModelBuildError, ModelFactory, Models};
 pub use placement::{Placement, RemoteRun, RemoteSlot};
 pub use planner::Planner;

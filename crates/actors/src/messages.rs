@@ -31,6 +31,19 @@ pub struct TaskRequest {
     pub task: String,
     /// Task-wide deadline; `None` uses the planner's default.
     pub timeout: Option<Duration>,
+    /// A plan already made, and what of it already finished: the task
+    /// starts from it instead of asking for a plan (a resumed task).
+    pub resume: Option<Resume>,
+}
+
+/// Where an interrupted task stood: its plan (after any replans) and the
+/// results of the subtasks that had finished, which are not run again.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resume {
+    /// The plan's live subtasks, in plan order.
+    pub subtasks: Vec<PlannedSubtask>,
+    /// Finished subtasks: (id, result, rounds).
+    pub finished: Vec<(String, String, u32)>,
 }
 
 impl TaskRequest {
@@ -39,11 +52,17 @@ impl TaskRequest {
         Self {
             task: task.into(),
             timeout: None,
+            resume: None,
         }
     }
     /// Sets the task-wide deadline.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+    /// Starts from `resume` instead of a new plan.
+    pub fn resuming(mut self, resume: Resume) -> Self {
+        self.resume = Some(resume);
         self
     }
 }
@@ -81,6 +100,8 @@ pub enum PlannerMsg {
 pub enum TaskEvent {
     /// The model answered the planning request.
     Planned(Asked<Vec<PlannedSubtask>, PlanError>),
+    /// A resumed task's plan and finished subtasks, in place of a plan.
+    Resumed(Resume),
     /// An executor's loop ended (finished, stopped by a guard, cancelled).
     SubtaskEnded {
         /// The subtask id.

@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use futures::future::BoxFuture;
-use hermes_actors::{Hermes, PlanEvent, Role, RoleRegistry, TaskReport, TaskRequest};
+use hermes_actors::plan::PlannedSubtask;
+use hermes_actors::{Hermes, PlanEvent, Resume, Role, RoleRegistry, TaskReport, TaskRequest};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -379,7 +380,12 @@ impl Service {
             .spec
             .timeout_secs
             .map_or(self.inner.config.default_timeout, Duration::from_secs);
-        let request = TaskRequest::new(&record.spec.goal).with_timeout(timeout);
+        let mut request = TaskRequest::new(&record.spec.goal).with_timeout(timeout);
+        if record.restarts > 0 {
+            if let Some(resume) = self.resume_state(&record.id) {
+                request = request.resuming(resume);
+            }
+        }
         let ended = {
             let submit = hermes.submit(request);
             tokio::pin!(submit);
@@ -403,6 +409,50 @@ impl Service {
         };
         hermes.shutdown().await;
         ended
+    }
+
+    /// Where an interrupted task stood, from its stored events: the plan
+    /// (the last `planned`, then each `replanned`'s swap) and the results
+    /// of its finished subtasks. `None` when it had not been planned.
+    fn resume_state(&self, id: &str) -> Option<Resume> {
+        let events = self.inner.store.events_after(id, 0).ok()?;
+        let mut plan: Vec<PlannedSubtask> = Vec::new();
+        let mut finished: Vec<(String, String, u32)> = Vec::new();
+        for event in events {
+            let subtasks = || {
+                serde_json::from_value::<Vec<PlannedSubtask>>(event.data["subtasks"].clone())
+                    .unwrap_or_default()
+            };
+            match event.kind.as_str() {
+                "planned" => plan = subtasks(),
+                "replanned" => {
+                    let replaced: Vec<String> =
+                        serde_json::from_value(event.data["replaced"].clone()).unwrap_or_default();
+                    plan.retain(|s| !replaced.contains(&s.id));
+                    plan.extend(subtasks());
+                }
+                "subtask_finished" => finished.push((
+                    event.data["subtask"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    event.data["result"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    event.data["rounds"].as_u64().unwrap_or(0) as u32,
+                )),
+                _ => {}
+            }
+        }
+        if plan.is_empty() {
+            return None;
+        }
+        finished.retain(|(id, _, _)| plan.iter().any(|s| &s.id == id));
+        Some(Resume {
+            subtasks: plan,
+            finished,
+        })
     }
 
     /// The task's workspace folder, created when missing.
@@ -465,9 +515,15 @@ impl Service {
                 "subtask_failed",
                 json!({"subtask": subtask, "status": "cancelled", "progress": "cancelled at the task deadline"}),
             ),
-            PlanEvent::Replanned { failed, new } => {
-                ("replanned", json!({"replaced": [failed], "added": new}))
-            }
+            PlanEvent::Replanned {
+                new,
+                replaced,
+                subtasks,
+                ..
+            } => (
+                "replanned",
+                json!({"replaced": replaced, "added": new, "subtasks": subtasks}),
+            ),
             PlanEvent::ReplanFailed { failed, reason } => (
                 "replan_failed",
                 json!({"subtask": failed, "reason": reason}),

@@ -24,7 +24,7 @@ use super::config::PlannerConfig;
 use super::dag::{AfterFailure, Dag};
 use super::events::PlanEvent;
 use super::executor::TaskJournals;
-use super::messages::{ExecutorMsg, PlannerMsg, TaskEvent, TaskId, TaskRequest};
+use super::messages::{ExecutorMsg, PlannerMsg, Resume, TaskEvent, TaskId, TaskRequest};
 use super::model_call::ask_then_tell;
 use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, ReplanContext};
 use super::report::TaskReport;
@@ -95,6 +95,15 @@ impl LiveTask {
         });
         cx.myself
             .send_after(timeout, move || PlannerMsg::Task(id, TaskEvent::Deadline));
+        if let Some(resume) = request.resume {
+            // Already planned: no model call; the plan comes back through
+            // the mailbox like a fresh one.
+            let resume_span = tracing::info_span!(parent: &span, "resume");
+            ask_then_tell(cx.myself, id, resume_span, async move {
+                TaskEvent::Resumed(resume)
+            });
+            return Self::new(cx, id, request.task, timeout, reply, cancel, span);
+        }
         let roles = config.roles.all();
         let llm = config.models.default_model();
         let temperature = config.limits.temperature;
@@ -114,9 +123,21 @@ impl LiveTask {
             }
             TaskEvent::Planned(asked)
         });
+        Self::new(cx, id, request.task, timeout, reply, cancel, span)
+    }
+
+    fn new(
+        cx: &Cx<'_>,
+        id: TaskId,
+        task: String,
+        timeout: Duration,
+        reply: RpcReplyPort<TaskReport>,
+        cancel: CancellationToken,
+        span: Span,
+    ) -> Self {
         Self {
             id,
-            dag: Dag::new(request.task, config.concurrency, config.max_replans),
+            dag: Dag::new(task, cx.config.concurrency, cx.config.max_replans),
             reply: Some(reply),
             deadline: Instant::now() + timeout,
             cancel,
@@ -137,6 +158,7 @@ impl LiveTask {
     pub async fn on_event(&mut self, cx: &mut Cx<'_>, event: TaskEvent) {
         match event {
             TaskEvent::Planned(asked) => self.on_planned(cx, asked).await,
+            TaskEvent::Resumed(resume) => self.on_resumed(cx, resume).await,
             TaskEvent::SubtaskEnded { subtask, outcome } => {
                 self.on_subtask_ended(cx, &subtask, *outcome).await
             }
@@ -159,6 +181,16 @@ impl LiveTask {
             }
             Err(e) => self.reply_error(e.to_string()),
         }
+    }
+
+    /// A resumed task: its plan as it stood, the finished subtasks'
+    /// results kept (they are not run again), the rest run as planned.
+    async fn on_resumed(&mut self, cx: &mut Cx<'_>, resume: Resume) {
+        self.dag.add_subtasks(resume.subtasks);
+        for (id, result, rounds) in resume.finished {
+            self.dag.resume_finished(&id, result, rounds);
+        }
+        self.advance(cx).await;
     }
 
     async fn on_subtask_ended(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
@@ -272,6 +304,10 @@ impl LiveTask {
             Ok(subtasks) => PlanEvent::Replanned {
                 failed: failed.to_string(),
                 new: subtasks.iter().map(|s| s.id.clone()).collect(),
+                replaced: std::iter::once(failed.to_string())
+                    .chain(self.dag.dependents(failed).iter().map(|s| s.id.clone()))
+                    .collect(),
+                subtasks: subtasks.clone(),
             },
             Err(e) => PlanEvent::ReplanFailed {
                 failed: failed.to_string(),
