@@ -258,8 +258,10 @@ fn plan_event(kind: &str, data: &Value) -> Option<PlanEvent> {
             reason: text("progress"),
         },
         "replanned" => PlanEvent::Replanned {
-            failed: list("replaced").join(", "),
+            failed: list("replaced").first().cloned().unwrap_or_default(),
             new: list("added"),
+            replaced: list("replaced"),
+            subtasks: serde_json::from_value(data["subtasks"].clone()).unwrap_or_default(),
         },
         "replan_failed" => PlanEvent::ReplanFailed {
             failed: text("subtask"),
