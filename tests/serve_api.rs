@@ -589,8 +589,13 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
     let respond = model(Duration::from_secs(4));
     let model = ScriptedServer::with_responder(respond).await;
     let site = Site::new();
-    let mut server = Server::start(&site, &model.base_url, &[]).await;
+    let mut server = Server::start(&site, &model.base_url, &["--concurrency", "1"]).await;
     let id = server.submit(json!({"goal": "Do it in two steps"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A second task waits for the one slot: still queued at the crash.
+    let waiting = server.submit(json!({"goal": "Count the notes"})).await["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -599,7 +604,7 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
     server.child.wait().await.unwrap();
     let before = server.url.clone();
 
-    let server = Server::start(&site, &model.base_url, &[]).await;
+    let server = Server::start(&site, &model.base_url, &["--concurrency", "1"]).await;
     assert_ne!(server.url, before, "a new process");
     let events = server.events(&id, None).await;
     let ids: Vec<u64> = events.iter().map(|e| e.0).collect();
@@ -616,8 +621,9 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
     assert_eq!(task["status"], "finished");
     assert_eq!(task["id"], id.as_str());
     assert_eq!(task["subtasks"][0]["result"], "done", "s1's result is kept");
-    // The planner was asked once, and s1 ran once: the restart reused
-    // the plan and s1's result; only s2, cut short, ran again.
+    // The planner was asked once for this task (the second plan is the
+    // queued task's), and s1 ran once: the restart reused the plan and
+    // s1's result; only s2, cut short, ran again.
     let asked: Vec<(&str, String)> = model.requests().iter().map(kind).collect();
     let plans = asked.iter().filter(|(what, _)| *what == "plan").count();
     let s1_runs = asked
@@ -628,7 +634,22 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
         .iter()
         .filter(|(what, text)| *what == "step" && text.contains("Goal: slowly write the report"))
         .count();
-    assert_eq!((plans, s1_runs, s2_runs), (1, 1, 2), "{asked:?}");
+    assert_eq!((plans, s1_runs, s2_runs), (2, 1, 2), "{asked:?}");
+    // The task that was queued at the crash ran once after it, with one
+    // `queued` and one `task_ended`.
+    let queued = server.events(&waiting, None).await;
+    assert_eq!(
+        kinds(&queued),
+        [
+            "queued",
+            "planned",
+            "subtask_started",
+            "round",
+            "subtask_finished",
+            "task_ended"
+        ],
+        "{queued:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

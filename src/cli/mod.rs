@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod cluster_flags;
+pub mod daemon;
 pub mod eval;
 pub mod exit;
 pub mod faults;

@@ -1,7 +1,6 @@
 //! `hermes node`: a worker node that runs subtasks for planners on other
 //! machines, with its own model, tools and roles.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +10,7 @@ use hermes::cluster::{Node, NodeEvent, DEFAULT_CAPACITY};
 use hermes::faults::Faults;
 
 use super::cluster_flags::TlsArgs;
+use super::daemon::{listen_addr, wait_for_stop};
 use super::exit;
 use super::limits::SteerArgs;
 use super::model::ModelArgs;
@@ -71,14 +71,14 @@ pub async fn execute(args: NodeArgs, matches: Option<&ArgMatches>) -> i32 {
             return exit::ERROR;
         }
     };
-    wait_for_stop().await;
+    wait_for_stop("[node]", "").await;
     node.drain(Duration::from_secs(args.drain_secs)).await;
     node.shutdown().await;
     exit::OK
 }
 
 async fn start(args: &NodeArgs, matches: Option<&ArgMatches>) -> Result<Node, String> {
-    let listen = listen_addr(&args.listen).await?;
+    let listen = listen_addr(&args.listen, "127.0.0.1:7401").await?;
     let team = team::assemble(
         &args.model,
         matches,
@@ -102,29 +102,4 @@ async fn start(args: &NodeArgs, matches: Option<&ArgMatches>) -> Result<Node, St
         builder = builder.name(name.clone());
     }
     builder.start().await.map_err(|e| e.to_string())
-}
-
-async fn listen_addr(listen: &str) -> Result<SocketAddr, String> {
-    let bad =
-        |why: String| format!("--listen {listen}: {why} (expected HOST:PORT, e.g. 127.0.0.1:7401)");
-    tokio::net::lookup_host(listen)
-        .await
-        .map_err(|e| bad(e.to_string()))?
-        .next()
-        .ok_or_else(|| bad("no address".into()))
-}
-
-async fn wait_for_stop() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = term.recv() => eprintln!("[node] SIGTERM"),
-                _ = tokio::signal::ctrl_c() => eprintln!("[node] interrupted"),
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

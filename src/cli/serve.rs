@@ -3,7 +3,6 @@
 //! tools and roles these flags give, and every task and event is kept in
 //! a durable store, so a restarted server resumes what a crash cut short.
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +14,7 @@ use hermes::llm::Llm;
 use hermes::serve::{Launch, Launcher, Service, ServiceConfig, Store};
 use hermes::tools::Workspace;
 
+use super::daemon::{listen_addr, wait_for_stop};
 use super::exit;
 use super::faults::FaultArgs;
 use super::limits::SteerArgs;
@@ -106,7 +106,7 @@ pub async fn execute(args: ServeArgs, matches: Option<&ArgMatches>) -> i32 {
 }
 
 async fn serve(args: ServeArgs, matches: Option<&ArgMatches>) -> Result<(), String> {
-    let listen = listen_addr(&args.listen).await?;
+    let listen = listen_addr(&args.listen, "127.0.0.1:7700").await?;
     if !listen.ip().is_loopback() && args.token.is_none() && !args.insecure {
         return Err(format!(
             "--listen {listen} is reachable from other machines and no --token (or HERMES_TOKEN) is set; give a token, or --insecure to serve without one"
@@ -176,7 +176,7 @@ async fn serve(args: ServeArgs, matches: Option<&ArgMatches>) -> Result<(), Stri
         router,
         stop.clone().cancelled_owned(),
     ));
-    wait_for_stop().await;
+    wait_for_stop("hermes serve:", "; draining").await;
     service.shutdown(Duration::from_secs(args.drain_secs)).await;
     stop.cancel();
     match server.await {
@@ -228,29 +228,4 @@ fn launcher(
             builder.spawn().await.map_err(|e| e.to_string())
         })
     })
-}
-
-async fn listen_addr(listen: &str) -> Result<SocketAddr, String> {
-    let bad =
-        |why: String| format!("--listen {listen}: {why} (expected HOST:PORT, e.g. 127.0.0.1:7700)");
-    tokio::net::lookup_host(listen)
-        .await
-        .map_err(|e| bad(e.to_string()))?
-        .next()
-        .ok_or_else(|| bad("no address".into()))
-}
-
-async fn wait_for_stop() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = term.recv() => eprintln!("hermes serve: SIGTERM; draining"),
-                _ = tokio::signal::ctrl_c() => eprintln!("hermes serve: interrupted; draining"),
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -163,7 +163,8 @@ impl Service {
                 record.status = TaskState::Queued;
                 service.inner.store.save_task(&record)?;
             }
-            service.spawn(record);
+            // Its `queued` event was recorded before the crash.
+            service.spawn(record, false);
         }
         Ok(service)
     }
@@ -193,7 +194,7 @@ impl Service {
             check_workspace(dir)?;
         }
         let record = self.inner.store.create_task(spec)?;
-        self.spawn(record.clone());
+        self.spawn(record.clone(), true);
         Ok(record)
     }
 
@@ -310,7 +311,9 @@ impl Service {
         }
     }
 
-    fn spawn(&self, record: TaskRecord) {
+    /// Queues `record`'s run; `announce`: record its `queued` event first
+    /// (a new task, not a resumed one).
+    fn spawn(&self, record: TaskRecord, announce: bool) {
         let (events, _) = broadcast::channel(1024);
         let cancel = self.inner.closing.child_token();
         self.inner.live.insert(
@@ -320,7 +323,7 @@ impl Service {
                 events,
             },
         );
-        if record.restarts == 0 {
+        if announce {
             self.emit(&record.id, "queued", json!({"goal": record.spec.goal}));
         }
         let service = self.clone();
