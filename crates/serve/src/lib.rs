@@ -6,12 +6,14 @@
 //! - [`store`]: the redb file of tasks, events and roles;
 //! - [`service`]: the queue, one planner per task, cancellation, resume;
 //! - [`http`]: the `/v1` API, `/healthz`, `/metrics` and the web page;
+//! - [`events`]: planner events as stream events, and resuming from them;
 //! - [`record`]: what a task and an event look like;
 //! - [`metrics`]: the Prometheus counters.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod events;
 pub mod http;
 pub mod metrics;
 pub mod record;

@@ -16,13 +16,15 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use futures::future::BoxFuture;
-use hermes_actors::plan::PlannedSubtask;
-use hermes_actors::{Hermes, PlanEvent, Resume, Role, RoleRegistry, TaskReport, TaskRequest};
+use hermes_actors::{
+    Hermes, PlanEvent, Resume, Role, RoleRegistry, TaskReport, TaskRequest, TaskStatus,
+};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::events;
 use crate::metrics::Metrics;
 use crate::record::{now, TaskEventRecord, TaskRecord, TaskSpec, TaskState};
 use crate::store::{Store, StoreError};
@@ -414,48 +416,9 @@ impl Service {
         ended
     }
 
-    /// Where an interrupted task stood, from its stored events: the plan
-    /// (the last `planned`, then each `replanned`'s swap) and the results
-    /// of its finished subtasks. `None` when it had not been planned.
+    /// Where an interrupted task stood (see [`events::resume_from`]).
     fn resume_state(&self, id: &str) -> Option<Resume> {
-        let events = self.inner.store.events_after(id, 0).ok()?;
-        let mut plan: Vec<PlannedSubtask> = Vec::new();
-        let mut finished: Vec<(String, String, u32)> = Vec::new();
-        for event in events {
-            let subtasks = || {
-                serde_json::from_value::<Vec<PlannedSubtask>>(event.data["subtasks"].clone())
-                    .unwrap_or_default()
-            };
-            match event.kind.as_str() {
-                "planned" => plan = subtasks(),
-                "replanned" => {
-                    let replaced: Vec<String> =
-                        serde_json::from_value(event.data["replaced"].clone()).unwrap_or_default();
-                    plan.retain(|s| !replaced.contains(&s.id));
-                    plan.extend(subtasks());
-                }
-                "subtask_finished" => finished.push((
-                    event.data["subtask"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    event.data["result"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    event.data["rounds"].as_u64().unwrap_or(0) as u32,
-                )),
-                _ => {}
-            }
-        }
-        if plan.is_empty() {
-            return None;
-        }
-        finished.retain(|(id, _, _)| plan.iter().any(|s| &s.id == id));
-        Some(Resume {
-            subtasks: plan,
-            finished,
-        })
+        events::resume_from(&self.inner.store.events_after(id, 0).ok()?)
     }
 
     /// The task's workspace folder, created when missing.
@@ -471,75 +434,16 @@ impl Service {
     }
 
     fn on_plan_event(&self, id: &str, event: &PlanEvent) {
-        let (kind, data) = match event {
-            PlanEvent::Submitted { trace_id } => {
-                if let Ok(Some(mut record)) = self.inner.store.task(id) {
-                    record.trace_id = trace_id.clone();
-                    let _ = self.inner.store.save_task(&record);
-                }
-                return;
+        if let PlanEvent::Submitted { trace_id } = event {
+            if let Ok(Some(mut record)) = self.inner.store.task(id) {
+                record.trace_id = trace_id.clone();
+                let _ = self.inner.store.save_task(&record);
             }
-            PlanEvent::Planned { subtasks } => ("planned", json!({ "subtasks": subtasks })),
-            PlanEvent::Started {
-                id: subtask,
-                role,
-                goal,
-                node,
-            } => (
-                "subtask_started",
-                json!({"subtask": subtask, "role": role, "goal": goal, "node": node}),
-            ),
-            PlanEvent::Round {
-                id: subtask,
-                round,
-                action,
-                status,
-                llm_ms,
-            } => (
-                "round",
-                json!({"subtask": subtask, "round": round, "action": action, "status": status, "llm_ms": llm_ms}),
-            ),
-            PlanEvent::Finished {
-                id: subtask,
-                rounds,
-                result,
-            } => (
-                "subtask_finished",
-                json!({"subtask": subtask, "result": result, "rounds": rounds}),
-            ),
-            PlanEvent::Failed {
-                id: subtask,
-                reason,
-            } => (
-                "subtask_failed",
-                json!({"subtask": subtask, "status": "failed", "progress": reason}),
-            ),
-            PlanEvent::Cancelled { id: subtask } => (
-                "subtask_failed",
-                json!({"subtask": subtask, "status": "cancelled", "progress": "cancelled at the task deadline"}),
-            ),
-            PlanEvent::Replanned {
-                new,
-                replaced,
-                subtasks,
-                ..
-            } => (
-                "replanned",
-                json!({"replaced": replaced, "added": new, "subtasks": subtasks}),
-            ),
-            PlanEvent::ReplanFailed { failed, reason } => (
-                "replan_failed",
-                json!({"subtask": failed, "reason": reason}),
-            ),
-            PlanEvent::Restarted {
-                id: subtask,
-                after_round,
-            } => (
-                "subtask_restarted",
-                json!({"subtask": subtask, "after_round": after_round}),
-            ),
-        };
-        self.emit(id, kind, data);
+            return;
+        }
+        if let Some((kind, data)) = events::stream_event(event) {
+            self.emit(id, kind, data);
+        }
     }
 
     /// Records the task's end and its one `task_ended` event.
@@ -575,11 +479,11 @@ impl Service {
 
 /// The service's status for a plan report's.
 fn state_of(report: &TaskReport) -> TaskState {
-    match report.status.as_str() {
-        "finished" => TaskState::Finished,
-        "failed" => TaskState::Failed,
-        "timeout" => TaskState::Timeout,
-        _ => TaskState::Error,
+    match report.status {
+        TaskStatus::Finished => TaskState::Finished,
+        TaskStatus::Failed => TaskState::Failed,
+        TaskStatus::Timeout => TaskState::Timeout,
+        TaskStatus::Error => TaskState::Error,
     }
 }
 
