@@ -39,7 +39,11 @@ fn main() {
         Command::Run(args) => args.trace.clone(),
         Command::Plan(args) => args.trace.clone(),
         Command::Node(args) => args.trace.clone(),
-        Command::Serve(args) => args.trace.clone(),
+        Command::Serve(args) => args.service.trace.clone(),
+        Command::Mcp(args) => {
+            let cli::mcp::McpCommand::Serve(serve) = &args.command;
+            serve.service.trace.clone()
+        }
         Command::Roles(_)
         | Command::Steers(_)
         | Command::Eval(_)
@@ -82,6 +86,7 @@ fn main() {
             Command::Serve(args) => {
                 cli::serve::execute(*args, matches.subcommand_matches("serve")).await
             }
+            Command::Mcp(args) => cli::mcp::execute(args, matches.subcommand_matches("mcp")).await,
             Command::Submit(args) => cli::submit::submit(args).await,
             Command::Tasks(args) => cli::submit::tasks(args).await,
             Command::Cancel(args) => cli::submit::cancel(args).await,

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::otlp::OtlpReceiver;
+use common::serve::{Server, Site};
 use common::{finish, hermes, hermes_bin, text, Reply, ScriptedServer};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -741,4 +742,49 @@ async fn a_frozen_node_is_dropped_by_its_missed_health_checks() {
     let report = run.outcome();
     assert_eq!(report["subtasks"][0]["node"], "local", "{report}");
     assert_eq!(report["subtasks"][0]["result"], "done here");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_task_runs_its_subtasks_on_the_nodes_given_to_hermes_serve() {
+    let server =
+        ScriptedServer::with_responder(one_round(vec![subtask("s1", "worker", "read the notes")]))
+            .await;
+    let w1 = NodeProc::start("w1", &["worker"], &server.base_url, &[]).await;
+    let site = Site::new();
+    let served = Server::start(
+        &site,
+        &server.base_url,
+        &["--connect", &w1.addr, "--cookie", COOKIE],
+    )
+    .await;
+    // The node sessions open in the background once the server is up.
+    for _ in 0..200 {
+        if served.log().contains("connected to node w1") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Two tasks, one after the other, share the server's one cluster.
+    for _ in 0..2 {
+        let id = served.submit(json!({"goal": "Read the notes"})).await["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let events = served.events(&id, None).await;
+        let started = events
+            .iter()
+            .find(|e| e.1 == "subtask_started")
+            .expect("a started subtask");
+        assert_eq!(started.2["node"], "w1", "{}\n{}", served.log(), w1.stderr());
+        let task = served.task(&id).await;
+        assert_eq!(task["status"], "finished", "{task}");
+        assert_eq!(task["subtasks"][0]["node"], "w1", "{task}");
+        assert_eq!(task["subtasks"][0]["result"], "done: read the notes");
+    }
+    assert!(
+        served.log().contains("connected to node w1"),
+        "{}",
+        served.log()
+    );
 }

@@ -6,255 +6,14 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{finish, hermes_bin, messages_text, text, Reply, ScriptedServer};
+use common::serve::*;
+use common::{hermes_bin, messages_text, rounds_shown, ScriptedServer};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
-
-/// What the scripted model is asked: a plan, a final answer, or an
-/// executor's next step (with the subtask's goal).
-fn kind(request: &Value) -> (&'static str, String) {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let system = messages
-        .first()
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default();
-    if system.contains("revising a plan") {
-        ("replan", String::new())
-    } else if system.contains("You are the planner") {
-        let task = messages_text(request);
-        ("plan", task)
-    } else if system.contains("final answer of a team") {
-        ("answer", String::new())
-    } else {
-        ("step", messages_text(request))
-    }
-}
-
-/// A model that plans one `worker` subtask per task (two when the task
-/// says "two steps"), finishes each subtask at once, and waits `slow`
-/// per step when the subtask's goal says "slowly".
-fn model(slow: Duration) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
-    move |request| {
-        let (what, text_of) = kind(request);
-        match what {
-            "plan" if text_of.contains("two steps") => Reply::Content(
-                json!({"subtasks": [
-                    {"id": "s1", "role": "worker", "goal": "count the files", "depends_on": []},
-                    {"id": "s2", "role": "worker", "goal": "slowly write the report", "depends_on": ["s1"]}
-                ]})
-                .to_string(),
-            ),
-            "plan" => {
-                let goal = if text_of.contains("slowly") {
-                    "slowly do the task"
-                } else {
-                    "do the task"
-                };
-                Reply::Content(
-                    json!({"subtasks": [{"id": "s1", "role": "worker", "goal": goal, "depends_on": []}]})
-                        .to_string(),
-                )
-            }
-            "answer" => text("FINAL: all done"),
-            "step" if text_of.contains("slowly") => {
-                Reply::Delay(slow, Box::new(finish("done slowly")))
-            }
-            "step" => finish("done"),
-            _ => Reply::Status(500, "unexpected request".into()),
-        }
-    }
-}
-
-const ROLE: &str = "name = \"worker\"\ndescription = \"Does small jobs.\"\nsystem_prompt = \"You are the worker.\"\n[limits]\nmax_rounds = 4\n";
-
-/// A served folder: workspace, roles and store, kept across restarts.
-struct Site {
-    dir: tempfile::TempDir,
-}
-
-impl Site {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        std::fs::create_dir_all(dir.path().join("roles")).unwrap();
-        std::fs::write(dir.path().join("roles/worker.toml"), ROLE).unwrap();
-        std::fs::write(dir.path().join("ws/notes.txt"), "one\ntwo\n").unwrap();
-        Self { dir }
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-}
-
-/// A running `hermes serve`.
-struct Server {
-    child: Child,
-    url: String,
-    stderr: Arc<std::sync::Mutex<String>>,
-    /// The `--token` it was started with, sent by `get` and `post`.
-    token: Option<String>,
-}
-
-impl Server {
-    async fn start(site: &Site, model_url: &str, extra: &[&str]) -> Server {
-        let mut child = serve_command(site, model_url, extra)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn hermes serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let stderr = Arc::new(std::sync::Mutex::new(String::new()));
-        let url = tokio::time::timeout(Duration::from_secs(60), async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                stderr.lock().unwrap().push_str(&format!("{line}\n"));
-                if let Some(rest) = line.strip_prefix("hermes serve: listening on ") {
-                    return rest.split_whitespace().next().unwrap().to_string();
-                }
-            }
-            panic!(
-                "hermes serve ended before it was ready: {}",
-                stderr.lock().unwrap()
-            );
-        })
-        .await
-        .expect("hermes serve ready within 60 s");
-        let log = Arc::clone(&stderr);
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                log.lock().unwrap().push_str(&format!("{line}\n"));
-            }
-        });
-        let token = extra
-            .iter()
-            .position(|a| *a == "--token")
-            .map(|i| extra[i + 1].to_string());
-        Server {
-            child,
-            url,
-            stderr,
-            token,
-        }
-    }
-
-    fn get(&self, path: &str) -> reqwest::RequestBuilder {
-        self.authorized(reqwest::Client::new().get(format!("{}{path}", self.url)))
-    }
-
-    fn post(&self, path: &str) -> reqwest::RequestBuilder {
-        self.authorized(reqwest::Client::new().post(format!("{}{path}", self.url)))
-    }
-
-    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.token {
-            Some(token) => request.bearer_auth(token),
-            None => request,
-        }
-    }
-
-    async fn submit(&self, body: Value) -> Value {
-        let response = self.post("/v1/tasks").json(&body).send().await.unwrap();
-        assert_eq!(response.status(), 202, "{:?}", response.text().await);
-        response.json().await.unwrap()
-    }
-
-    /// The task's whole event stream (it closes after `task_ended`).
-    async fn events(&self, id: &str, after: Option<u64>) -> Vec<(u64, String, Value)> {
-        let mut request = self.get(&format!("/v1/tasks/{id}/events"));
-        if let Some(after) = after {
-            request = request.header("Last-Event-ID", after.to_string());
-        }
-        let response = request.send().await.unwrap();
-        assert_eq!(response.status(), 200);
-        let body = tokio::time::timeout(Duration::from_secs(60), response.text())
-            .await
-            .expect("the stream closes after task_ended")
-            .unwrap();
-        parse_sse(&body)
-    }
-
-    async fn task(&self, id: &str) -> Value {
-        self.get(&format!("/v1/tasks/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    fn log(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-}
-
-fn serve_command(site: &Site, model_url: &str, extra: &[&str]) -> Command {
-    serve_on(
-        site,
-        "127.0.0.1:0",
-        &site.path("serve.redb"),
-        model_url,
-        extra,
-    )
-}
-
-/// `hermes serve` on `listen` with `store`, for `site`'s workspace and roles.
-fn serve_on(
-    site: &Site,
-    listen: &str,
-    store: &std::path::Path,
-    model_url: &str,
-    extra: &[&str],
-) -> Command {
-    let mut command = Command::new(hermes_bin());
-    command
-        .args(["serve", "--listen", listen, "--workspace"])
-        .arg(site.path("ws"))
-        .arg("--roles")
-        .arg(site.path("roles"))
-        .arg("--store")
-        .arg(store)
-        .args(["--tools", "read_file,write_file,list_dir"])
-        .args(extra)
-        .env("HERMES_BASE_URL", model_url)
-        .env("HERMES_MODEL", "scripted")
-        .env_remove("HERMES_TOKEN")
-        .env_remove("HERMES_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .kill_on_drop(true);
-    command
-}
-
-fn parse_sse(body: &str) -> Vec<(u64, String, Value)> {
-    body.split("\n\n")
-        .filter_map(|block| {
-            let (mut id, mut kind, mut data) = (None, None, String::new());
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("id:") {
-                    id = v.trim().parse().ok();
-                } else if let Some(v) = line.strip_prefix("event:") {
-                    kind = Some(v.trim().to_string());
-                } else if let Some(v) = line.strip_prefix("data:") {
-                    data.push_str(v.trim());
-                }
-            }
-            Some((
-                id?,
-                kind?,
-                serde_json::from_str(&data).unwrap_or(Value::Null),
-            ))
-        })
-        .collect()
-}
-
-fn kinds(events: &[(u64, String, Value)]) -> Vec<&str> {
-    events.iter().map(|e| e.1.as_str()).collect()
-}
+use tokio::process::Command;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_task_submitted_over_http_streams_its_events_and_reports_like_plan() {
@@ -561,6 +320,11 @@ async fn a_running_task_is_cancelled_and_partial_results_are_kept() {
 }
 
 async fn wait_for_event(server: &Server, id: &str, kind: &str) {
+    wait_for_events(server, id, kind, 1).await;
+}
+
+/// Waits until task `id` has had `count` events of `kind`.
+async fn wait_for_events(server: &Server, id: &str, kind: &str, count: usize) {
     for _ in 0..300 {
         // The stream from the start, cut short: read what came so far.
         let response = server
@@ -576,7 +340,7 @@ async fn wait_for_event(server: &Server, id: &str, kind: &str) {
         {
             body.push_str(&String::from_utf8_lossy(&chunk));
         }
-        if parse_sse(&body).iter().any(|e| e.1 == kind) {
+        if parse_sse(&body).iter().filter(|e| e.1 == kind).count() >= count {
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -600,6 +364,8 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
         .unwrap()
         .to_string();
     wait_for_event(&server, &id, "subtask_finished").await;
+    // s2 has done one round (a quick list_dir) and waits on its slow second.
+    wait_for_events(&server, &id, "round", 2).await;
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
     let before = server.url.clone();
@@ -621,20 +387,38 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
     assert_eq!(task["status"], "finished");
     assert_eq!(task["id"], id.as_str());
     assert_eq!(task["subtasks"][0]["result"], "done", "s1's result is kept");
+    // s2 restarted from its journal: after its one round, not from round 1.
+    let restarted: Vec<_> = events
+        .iter()
+        .filter(|e| e.1 == "subtask_restarted")
+        .collect();
+    assert_eq!(restarted.len(), 1, "{events:?}");
+    assert_eq!(
+        restarted[0].2,
+        json!({"subtask": "s2", "after_round": 1}),
+        "{events:?}"
+    );
     // The planner was asked once for this task (the second plan is the
     // queued task's), and s1 ran once: the restart reused the plan and
-    // s1's result; only s2, cut short, ran again.
-    let asked: Vec<(&str, String)> = model.requests().iter().map(kind).collect();
+    // s1's result. s2 was asked its first round once, and its second
+    // twice (cut short by the kill, then again with round 1 in view).
+    let requests = model.requests();
+    let asked: Vec<(&str, String)> = requests.iter().map(kind).collect();
     let plans = asked.iter().filter(|(what, _)| *what == "plan").count();
     let s1_runs = asked
         .iter()
         .filter(|(what, text)| *what == "step" && text.contains("Goal: count the files"))
         .count();
-    let s2_runs = asked
+    let s2_rounds: Vec<usize> = requests
         .iter()
-        .filter(|(what, text)| *what == "step" && text.contains("Goal: slowly write the report"))
-        .count();
-    assert_eq!((plans, s1_runs, s2_runs), (2, 1, 2), "{asked:?}");
+        .zip(&asked)
+        .filter(|(_, (what, text))| {
+            *what == "step" && text.contains("Goal: slowly write the report")
+        })
+        .map(|(request, _)| rounds_shown(request))
+        .collect();
+    assert_eq!((plans, s1_runs), (2, 1), "{asked:?}");
+    assert_eq!(s2_rounds, [0, 1, 1], "{asked:?}");
     // The task that was queued at the crash ran once after it, with one
     // `queued` and one `task_ended`.
     let queued = server.events(&waiting, None).await;

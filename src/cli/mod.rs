@@ -7,6 +7,7 @@ pub mod eval;
 pub mod exit;
 pub mod faults;
 pub mod limits;
+pub mod mcp;
 pub mod memory;
 pub mod memory_flags;
 pub mod model;
@@ -62,6 +63,10 @@ pub enum Command {
     /// Submit a task to a running `hermes serve` and follow it as `hermes
     /// plan` would (or --detach).
     Submit(submit::SubmitArgs),
+    /// Hermes as an MCP server on stdio (`hermes mcp serve`): other agents
+    /// and IDEs hand it tasks through the tools submit_task, task_status
+    /// and list_roles.
+    Mcp(mcp::McpArgs),
     /// List the tasks of a running `hermes serve`.
     Tasks(submit::TasksArgs),
     /// Cancel a queued or running task of a `hermes serve`.

@@ -9,11 +9,13 @@ use std::time::Duration;
 
 use clap::{ArgMatches, Args};
 use hermes::actors::{Hermes, ModelFactory, DEFAULT_CONCURRENCY, DEFAULT_MAX_REPLANS};
+use hermes::cluster::Cluster;
 use hermes::limits::Limits;
 use hermes::llm::Llm;
 use hermes::serve::{Launch, Launcher, Service, ServiceConfig, Store};
 use hermes::tools::Workspace;
 
+use super::cluster_flags::ConnectArgs;
 use super::daemon::{listen_addr, wait_for_stop};
 use super::exit;
 use super::faults::FaultArgs;
@@ -43,6 +45,17 @@ pub struct ServeArgs {
     /// Listen on a non-loopback address without --token.
     #[arg(long)]
     pub insecure: bool,
+    /// A trace viewer (Jaeger, Phoenix) the web page links trace ids to.
+    #[arg(long, value_name = "URL")]
+    pub trace_ui: Option<String>,
+    #[command(flatten)]
+    pub service: ServiceArgs,
+}
+
+/// What runs the tasks, shared by `hermes serve` and `hermes mcp serve`:
+/// the store, roles, workspace, queue, model, tools and limits.
+#[derive(Debug, Args)]
+pub struct ServiceArgs {
     /// The durable record of tasks, events and roles (default:
     /// .hermes/serve.redb under --workspace).
     #[arg(long, value_name = "FILE")]
@@ -76,9 +89,6 @@ pub struct ServeArgs {
     /// at start.
     #[arg(long, default_value_t = 30, value_name = "DAYS")]
     pub keep_days: u64,
-    /// A trace viewer (Jaeger, Phoenix) the web page links trace ids to.
-    #[arg(long, value_name = "URL")]
-    pub trace_ui: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -91,6 +101,8 @@ pub struct ServeArgs {
     pub trace: TraceArgs,
     #[command(flatten)]
     pub steers: SteerArgs,
+    #[command(flatten)]
+    pub cluster: ConnectArgs,
 }
 
 /// Serves until SIGTERM or Ctrl-C, then drains; 0 after a clean stop, 1
@@ -112,6 +124,64 @@ async fn serve(args: ServeArgs, matches: Option<&ArgMatches>) -> Result<(), Stri
             "--listen {listen} is reachable from other machines and no --token (or HERMES_TOKEN) is set; give a token, or --insecure to serve without one"
         ));
     }
+    let started = start_service(&args.service, matches).await?;
+    let (service, store_path) = (started.service.clone(), started.store_path.clone());
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    let router = hermes::serve::router(service.clone(), args.token.clone(), args.trace_ui.clone());
+    eprintln!(
+        "hermes serve: listening on http://{bound} (store {})",
+        store_path.display()
+    );
+    let stop = tokio_util::sync::CancellationToken::new();
+    let server = tokio::spawn(hermes::serve::http::serve(
+        listener,
+        router,
+        stop.clone().cancelled_owned(),
+    ));
+    wait_for_stop("hermes serve:", "; draining").await;
+    started
+        .stop(Duration::from_secs(args.service.drain_secs))
+        .await;
+    stop.cancel();
+    match server.await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("the HTTP server stopped: {e}")),
+        Err(e) => Err(format!("the HTTP server stopped: {e}")),
+    }
+}
+
+/// A started service, with what it holds open.
+pub struct Started {
+    /// The service.
+    pub service: Service,
+    /// Where its store is.
+    pub store_path: PathBuf,
+    /// The worker nodes its tasks share (`--connect`).
+    cluster: Option<Cluster>,
+}
+
+impl Started {
+    /// Drains the service (`drain` for running tasks, then cancels them)
+    /// and closes the node sessions.
+    pub async fn stop(self, drain: Duration) {
+        self.service.shutdown(drain).await;
+        if let Some(cluster) = self.cluster {
+            cluster.shutdown().await;
+        }
+    }
+}
+
+/// Opens the store, assembles the model, tools and roles, connects to the
+/// worker nodes, and starts the service (resuming what a crash cut short).
+pub async fn start_service(
+    args: &ServiceArgs,
+    matches: Option<&ArgMatches>,
+) -> Result<Started, String> {
     let store_path = args.store.clone().unwrap_or_else(|| {
         let path = args.workspace.join(".hermes/serve.redb");
         path.strip_prefix(".")
@@ -139,12 +209,21 @@ async fn serve(args: ServeArgs, matches: Option<&ArgMatches>) -> Result<(), Stri
         .map(str::to_string)
         .collect();
     let root = team.workspace.root().to_path_buf();
+    let cluster = match args.cluster.config()? {
+        Some(config) => Some(
+            Cluster::connect(config)
+                .await
+                .map_err(|e| format!("the cluster did not start: {e}"))?,
+        ),
+        None => None,
+    };
     let launcher = launcher(
-        &args,
+        args,
         Arc::clone(&team.llm),
         Arc::clone(&team.factory),
         memory,
         faults,
+        cluster.clone(),
     );
     let service = Service::start(
         store,
@@ -159,41 +238,22 @@ async fn serve(args: ServeArgs, matches: Option<&ArgMatches>) -> Result<(), Stri
         },
     )
     .map_err(|e| e.to_string())?;
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let router = hermes::serve::router(service.clone(), args.token.clone(), args.trace_ui.clone());
-    eprintln!(
-        "hermes serve: listening on http://{bound} (store {})",
-        store_path.display()
-    );
-    let stop = tokio_util::sync::CancellationToken::new();
-    let server = tokio::spawn(hermes::serve::http::serve(
-        listener,
-        router,
-        stop.clone().cancelled_owned(),
-    ));
-    wait_for_stop("hermes serve:", "; draining").await;
-    service.shutdown(Duration::from_secs(args.drain_secs)).await;
-    stop.cancel();
-    match server.await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(format!("the HTTP server stopped: {e}")),
-        Err(e) => Err(format!("the HTTP server stopped: {e}")),
-    }
+    Ok(Started {
+        service,
+        store_path,
+        cluster,
+    })
 }
 
 /// Builds a planner per task: the loaded model and the roles are shared;
 /// the tools are opened on the task's workspace.
 fn launcher(
-    args: &ServeArgs,
+    args: &ServiceArgs,
     llm: Arc<dyn Llm>,
     factory: ModelFactory,
     memory: Option<hermes::agent::LongTermMemory>,
     faults: hermes::faults::Faults,
+    cluster: Option<Cluster>,
 ) -> Launcher {
     let tools = args.tools.clone();
     let steers = args.steers.steers();
@@ -205,6 +265,7 @@ fn launcher(
         let memory = memory.clone();
         let faults = faults.clone();
         let steers = steers.clone();
+        let cluster = cluster.clone();
         Box::pin(async move {
             let workspace = Workspace::new(&launch.workspace)
                 .map_err(|e| format!("cannot use the workspace: {e}"))?;
@@ -224,6 +285,9 @@ fn launcher(
                 .on_event(launch.events);
             if let Some(memory) = memory {
                 builder = builder.memory(memory);
+            }
+            if let Some(cluster) = cluster {
+                builder = builder.shared_placement(Arc::new(cluster));
             }
             builder.spawn().await.map_err(|e| e.to_string())
         })

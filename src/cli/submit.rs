@@ -2,11 +2,10 @@
 //! progress lines and report as `hermes plan` prints them, from the event
 //! stream), `hermes tasks` (the list) and `hermes cancel`.
 
-use std::time::Duration;
-
 use clap::Args;
 use hermes::actors::plan::PlannedSubtask;
 use hermes::actors::{PlanEvent, TaskReport};
+use hermes::serve::client::Client;
 use serde_json::{json, Value};
 
 use super::exit;
@@ -35,44 +34,9 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.server.trim_end_matches('/'))
-    }
-
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()
-            .unwrap_or_default();
-        let request = client.request(method, self.url(path));
-        match &self.token {
-            Some(token) => request.bearer_auth(token),
-            None => request,
-        }
-    }
-
-    /// Sends `request` and reads a JSON answer; a refusal is the server's
-    /// own `error` text.
-    async fn json(&self, request: reqwest::RequestBuilder) -> Result<Value, String> {
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("cannot reach {}: {e}", self.server))?;
-        let status = response.status();
-        let body: Value = response
-            .json()
-            .await
-            .map_err(|e| format!("{}: the answer is not JSON: {e}", self.server))?;
-        if status.is_success() {
-            Ok(body)
-        } else {
-            Err(format!(
-                "{} ({status})",
-                body["error"]
-                    .as_str()
-                    .unwrap_or("the server refused the request")
-            ))
-        }
+    /// A client of this server.
+    pub fn client(&self) -> Client {
+        Client::new(&self.server, self.token.clone())
     }
 }
 
@@ -106,15 +70,8 @@ pub async fn submit(args: SubmitArgs) -> i32 {
     if let Some(dir) = &args.workspace {
         body["workspace"] = dir.as_str().into();
     }
-    let accepted = match args
-        .server
-        .json(
-            args.server
-                .request(reqwest::Method::POST, "/v1/tasks")
-                .json(&body),
-        )
-        .await
-    {
+    let client = args.server.client();
+    let accepted = match client.post("/v1/tasks", &body).await {
         Ok(accepted) => accepted,
         Err(e) => {
             eprintln!("error: {e}");
@@ -128,7 +85,7 @@ pub async fn submit(args: SubmitArgs) -> i32 {
     }
     eprintln!("[plan] submitted {id} to {}", args.server.server);
     let followed = tokio::select! {
-        followed = follow(&args.server, &id) => followed,
+        followed = follow(&client, &id) => followed,
         _ = tokio::signal::ctrl_c() => {
             eprintln!(
                 "detached: {id} keeps running; cancel it with `hermes cancel {id} --server {}`",
@@ -141,14 +98,7 @@ pub async fn submit(args: SubmitArgs) -> i32 {
         eprintln!("error: {e}");
         return exit::ERROR;
     }
-    let task = match args
-        .server
-        .json(
-            args.server
-                .request(reqwest::Method::GET, &format!("/v1/tasks/{id}")),
-        )
-        .await
-    {
+    let task = match client.get(&format!("/v1/tasks/{id}")).await {
         Ok(task) => task,
         Err(e) => {
             eprintln!("error: {e}");
@@ -176,49 +126,14 @@ pub async fn submit(args: SubmitArgs) -> i32 {
 
 /// Prints the task's events as `hermes plan` prints its own, until
 /// `task_ended`.
-async fn follow(server: &ServerArgs, id: &str) -> Result<(), String> {
-    let mut response = server
-        .request(reqwest::Method::GET, &format!("/v1/tasks/{id}/events"))
-        .send()
-        .await
-        .map_err(|e| format!("cannot reach {}: {e}", server.server))?;
-    if !response.status().is_success() {
-        return Err(format!("the event stream of {id}: {}", response.status()));
-    }
-    let mut buffer = String::new();
-    loop {
-        let chunk = response
-            .chunk()
-            .await
-            .map_err(|e| format!("the event stream of {id} broke: {e}"))?;
-        let Some(chunk) = chunk else {
-            return Ok(());
-        };
-        buffer.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buffer.find("\n\n") {
-            let block: String = buffer.drain(..end + 2).collect();
-            let (kind, data) = parse_block(&block);
-            if let Some(event) = plan_event(&kind, &data) {
+async fn follow(client: &Client, id: &str) -> Result<(), String> {
+    client
+        .follow(id, |kind, data| {
+            if let Some(event) = plan_event(kind, data) {
                 eprintln!("[plan] {event}");
             }
-            if kind == "task_ended" {
-                return Ok(());
-            }
-        }
-    }
-}
-
-fn parse_block(block: &str) -> (String, Value) {
-    let mut kind = String::new();
-    let mut data = String::new();
-    for line in block.lines() {
-        if let Some(v) = line.strip_prefix("event:") {
-            kind = v.trim().to_string();
-        } else if let Some(v) = line.strip_prefix("data:") {
-            data.push_str(v.trim_start());
-        }
-    }
-    (kind, serde_json::from_str(&data).unwrap_or(Value::Null))
+        })
+        .await
 }
 
 /// The planner event a stream event stands for (rounds are not printed).
@@ -295,11 +210,7 @@ pub async fn tasks(args: TasksArgs) -> i32 {
         Some(status) => format!("/v1/tasks?status={status}"),
         None => "/v1/tasks".to_string(),
     };
-    match args
-        .server
-        .json(args.server.request(reqwest::Method::GET, &path))
-        .await
-    {
+    match args.server.client().get(&path).await {
         Ok(list) if args.json => {
             print_result(Some(&list), "");
             exit::OK
@@ -344,11 +255,7 @@ pub struct CancelArgs {
 /// Cancels a queued or running task.
 pub async fn cancel(args: CancelArgs) -> i32 {
     let path = format!("/v1/tasks/{}", args.id);
-    match args
-        .server
-        .json(args.server.request(reqwest::Method::DELETE, &path))
-        .await
-    {
+    match args.server.client().delete(&path).await {
         Ok(_) => {
             println!("{} cancelled", args.id);
             exit::OK
@@ -359,6 +266,3 @@ pub async fn cancel(args: CancelArgs) -> i32 {
         }
     }
 }
-
-/// How long a client waits to connect to a server that does not answer.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

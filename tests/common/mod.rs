@@ -9,6 +9,7 @@
 pub mod browser;
 pub mod local_model;
 pub mod otlp;
+pub mod serve;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

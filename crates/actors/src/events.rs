@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::plan::PlannedSubtask;
+use hermes_core::journal::JournalEntry;
 
 /// Receives every event; must be quick (it runs inside the planner).
 pub type EventSink = Arc<dyn Fn(&PlanEvent) + Send + Sync>;
@@ -54,6 +55,9 @@ pub enum PlanEvent {
         status: String,
         /// Milliseconds the round waited on the model.
         llm_ms: u64,
+        /// The whole round as the journal keeps it: what a task resumed
+        /// after a crash restarts the subtask from.
+        entry: Box<JournalEntry>,
     },
     /// A subtask stopped without finishing.
     Failed {

@@ -163,6 +163,7 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
                 action: entry.action.clone(),
                 status: entry.status.as_str().to_string(),
                 llm_ms: entry.llm_ms,
+                entry: Box::new(entry.clone()),
             });
         }
     });

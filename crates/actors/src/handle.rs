@@ -58,6 +58,7 @@ pub struct HermesBuilder {
     faults: Faults,
     memory: Option<LongTermMemory>,
     placement: Option<Arc<dyn Placement>>,
+    owns_placement: bool,
 }
 
 impl HermesBuilder {
@@ -125,6 +126,16 @@ impl HermesBuilder {
     /// Shut down with the planner ([`Hermes::shutdown`]).
     pub fn placement(mut self, placement: Arc<dyn Placement>) -> Self {
         self.placement = Some(placement);
+        self.owns_placement = true;
+        self
+    }
+
+    /// As [`HermesBuilder::placement`], for a placement several planners
+    /// share (`hermes serve` runs one planner per task on one cluster):
+    /// [`Hermes::shutdown`] leaves it running; its owner shuts it down.
+    pub fn shared_placement(mut self, placement: Arc<dyn Placement>) -> Self {
+        self.placement = Some(placement);
+        self.owns_placement = false;
         self
     }
 
@@ -132,6 +143,7 @@ impl HermesBuilder {
     pub async fn spawn(self) -> Result<Hermes, HermesError> {
         let llm = self.llm.ok_or(HermesError::NoModel)?;
         let placement = self.placement;
+        let owns_placement = self.owns_placement;
         let mut models = Models::new(llm);
         if let Some(factory) = self.factory {
             models = models.with_factory(factory);
@@ -152,7 +164,11 @@ impl HermesBuilder {
         let (planner, _) = Actor::spawn(None, Planner, config)
             .await
             .map_err(|e| HermesError::Start(e.to_string()))?;
-        Ok(Hermes { planner, placement })
+        Ok(Hermes {
+            planner,
+            placement,
+            owns_placement,
+        })
     }
 }
 
@@ -160,6 +176,8 @@ impl HermesBuilder {
 pub struct Hermes {
     planner: ActorRef<PlannerMsg>,
     placement: Option<Arc<dyn Placement>>,
+    /// Whether `shutdown` shuts the placement down too (not when shared).
+    owns_placement: bool,
 }
 
 impl Hermes {
@@ -178,6 +196,7 @@ impl Hermes {
             faults: Faults::none(),
             memory: None,
             placement: None,
+            owns_placement: false,
         }
     }
 
@@ -226,7 +245,7 @@ impl Hermes {
             .planner
             .stop_and_wait(Some("shutdown".into()), Some(Duration::from_secs(5)))
             .await;
-        if let Some(placement) = self.placement {
+        if let Some(placement) = self.placement.filter(|_| self.owns_placement) {
             placement.shutdown().await;
         }
     }

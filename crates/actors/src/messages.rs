@@ -44,6 +44,9 @@ pub struct Resume {
     pub subtasks: Vec<PlannedSubtask>,
     /// Finished subtasks: (id, result, rounds).
     pub finished: Vec<(String, String, u32)>,
+    /// Subtasks that were running: (id, the rounds their journal had).
+    /// They restart from those rounds, as a crashed executor does.
+    pub running: Vec<(String, Vec<JournalEntry>)>,
 }
 
 impl TaskRequest {

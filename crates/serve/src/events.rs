@@ -4,6 +4,7 @@
 
 use hermes_actors::plan::PlannedSubtask;
 use hermes_actors::{PlanEvent, Resume};
+use hermes_core::journal::JournalEntry;
 use serde_json::{json, Value};
 
 use crate::record::TaskEventRecord;
@@ -29,9 +30,10 @@ pub fn stream_event(event: &PlanEvent) -> Option<(&'static str, Value)> {
             action,
             status,
             llm_ms,
+            entry,
         } => (
             "round",
-            json!({"subtask": subtask, "round": round, "action": action, "status": status, "llm_ms": llm_ms}),
+            json!({"subtask": subtask, "round": round, "action": action, "status": status, "llm_ms": llm_ms, "journal": entry}),
         ),
         PlanEvent::Finished {
             id: subtask,
@@ -77,11 +79,14 @@ pub fn stream_event(event: &PlanEvent) -> Option<(&'static str, Value)> {
 
 /// Where an interrupted task stood, from its stored `events`: the plan
 /// (the last `planned`, then each `replanned`'s swap of `replaced` for
-/// `subtasks`) and the results of its finished subtasks still in that
-/// plan. `None` when it had not been planned.
+/// `subtasks`), the results of its finished subtasks still in that plan,
+/// and the journal rounds of those that were running (from their `round`
+/// events). `None` when it had not been planned.
 pub fn resume_from(events: &[TaskEventRecord]) -> Option<Resume> {
     let mut plan: Vec<PlannedSubtask> = Vec::new();
     let mut finished: Vec<(String, String, u32)> = Vec::new();
+    let mut rounds: Vec<(String, Vec<JournalEntry>)> = Vec::new();
+    let mut ended: Vec<String> = Vec::new();
     for event in events {
         let subtasks = || {
             serde_json::from_value::<Vec<PlannedSubtask>>(event.data["subtasks"].clone())
@@ -96,11 +101,25 @@ pub fn resume_from(events: &[TaskEventRecord]) -> Option<Resume> {
                 plan.retain(|s| !replaced.contains(&s.id));
                 plan.extend(subtasks());
             }
-            "subtask_finished" => finished.push((
-                text("subtask"),
-                text("result"),
-                event.data["rounds"].as_u64().unwrap_or(0) as u32,
-            )),
+            "subtask_finished" => {
+                ended.push(text("subtask"));
+                finished.push((
+                    text("subtask"),
+                    text("result"),
+                    event.data["rounds"].as_u64().unwrap_or(0) as u32,
+                ));
+            }
+            "subtask_failed" => ended.push(text("subtask")),
+            "round" => {
+                let Ok(entry) = serde_json::from_value(event.data["journal"].clone()) else {
+                    continue;
+                };
+                let id = text("subtask");
+                match rounds.iter_mut().find(|(known, _)| *known == id) {
+                    Some((_, kept)) => kept.push(entry),
+                    None => rounds.push((id, vec![entry])),
+                }
+            }
             _ => {}
         }
     }
@@ -108,9 +127,11 @@ pub fn resume_from(events: &[TaskEventRecord]) -> Option<Resume> {
         return None;
     }
     finished.retain(|(id, _, _)| plan.iter().any(|s| &s.id == id));
+    rounds.retain(|(id, _)| !ended.contains(id) && plan.iter().any(|s| &s.id == id));
     Some(Resume {
         subtasks: plan,
         finished,
+        running: rounds,
     })
 }
 
@@ -159,7 +180,40 @@ mod tests {
         let ids: Vec<&str> = resume.subtasks.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["s1", "s4"]);
         assert_eq!(resume.finished, [("s1".to_string(), "A".to_string(), 2)]);
+        assert!(resume.running.is_empty());
         assert!(resume_from(&events[..1]).is_none(), "not planned yet");
+    }
+
+    fn round(n: u32, subtask: &str) -> Value {
+        let entry = json!({
+            "round": n, "thought": "t", "action": "list_dir", "args": {},
+            "args_hash": "h", "status": "ok", "observation": "a.txt",
+            "tokens": {"prompt_tokens": 1, "completion_tokens": 1},
+            "llm_ms": 1, "tool_ms": 1
+        });
+        json!({"subtask": subtask, "round": n, "action": "list_dir", "status": "ok", "journal": entry})
+    }
+
+    #[test]
+    fn a_subtask_cut_short_resumes_from_its_rounds_and_an_ended_one_does_not() {
+        let events = [
+            event(1, "planned", json!({"subtasks": [sub("s1"), sub("s2")]})),
+            event(2, "round", round(1, "s1")),
+            event(3, "round", round(1, "s2")),
+            event(4, "round", round(2, "s2")),
+            event(
+                5,
+                "subtask_finished",
+                json!({"subtask": "s1", "result": "A", "rounds": 1}),
+            ),
+        ];
+        let resume = resume_from(&events).unwrap();
+        assert_eq!(resume.running.len(), 1, "{:?}", resume.running);
+        let (id, rounds) = &resume.running[0];
+        assert_eq!(id, "s2");
+        let numbers: Vec<u32> = rounds.iter().map(|r| r.round).collect();
+        assert_eq!(numbers, [1, 2]);
+        assert_eq!(rounds[1].observation, "a.txt");
     }
 
     #[test]

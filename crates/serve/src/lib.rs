@@ -6,6 +6,9 @@
 //! - [`store`]: the redb file of tasks, events and roles;
 //! - [`service`]: the queue, one planner per task, cancellation, resume;
 //! - [`http`]: the `/v1` API, `/healthz`, `/metrics` and the web page;
+//! - [`feed`]: a task's events in order, from the store and then live;
+//! - [`mcp`]: the service as an MCP server (`hermes mcp serve`);
+//! - [`client`]: a client of a running server, over HTTP;
 //! - [`events`]: planner events as stream events, and resuming from them;
 //! - [`record`]: what a task and an event look like;
 //! - [`metrics`]: the Prometheus counters.
@@ -13,8 +16,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod events;
+pub mod feed;
 pub mod http;
+pub mod mcp;
 pub mod metrics;
 pub mod record;
 pub mod service;

@@ -130,6 +130,16 @@ impl TaskRecord {
         Value::Object(out)
     }
 
+    /// What accepting it answers (`POST /v1/tasks`'s 202 body): its id,
+    /// `queued` or `running`, and its trace id.
+    pub fn accepted(&self) -> Value {
+        let status = match self.status {
+            TaskState::Queued => "queued",
+            _ => "running",
+        };
+        serde_json::json!({"id": self.id, "status": status, "trace_id": self.trace_id})
+    }
+
     /// The row `GET /v1/tasks` lists.
     pub fn summary(&self) -> Value {
         serde_json::json!({
@@ -158,4 +168,14 @@ pub struct TaskEventRecord {
 /// Now, as RFC 3339 in UTC to the second.
 pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// A role as `GET /v1/roles` lists it.
+pub fn role_summary(role: &hermes_actors::Role) -> Value {
+    serde_json::json!({
+        "name": role.name,
+        "description": role.description,
+        "tools": role.tools,
+        "model": role.model,
+    })
 }

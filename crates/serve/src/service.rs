@@ -192,6 +192,11 @@ impl Service {
             return Err(ServiceError::ShuttingDown);
         }
         check_goal(&spec.goal)?;
+        if spec.timeout_secs == Some(0) {
+            return Err(ServiceError::Invalid(
+                "field `timeout_secs`: must be at least 1".into(),
+            ));
+        }
         if let Some(dir) = &spec.workspace {
             check_workspace(dir)?;
         }

@@ -29,6 +29,7 @@ use super::model_call::ask_then_tell;
 use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, ReplanContext};
 use super::report::TaskReport;
 use hermes_core::agent::{Outcome, StopStatus};
+use hermes_core::journal::JournalEntry;
 use hermes_core::llm::Usage;
 use hermes_core::telemetry;
 use hermes_core::text::clip;
@@ -75,6 +76,8 @@ pub struct LiveTask {
     subtask_spans: HashMap<String, Span>,
     executors: HashMap<String, Running>,
     journals: TaskJournals,
+    /// Rounds a resumed task's interrupted subtasks restart from.
+    resumed: HashMap<String, Vec<JournalEntry>>,
     answering: bool,
 }
 
@@ -145,6 +148,7 @@ impl LiveTask {
             subtask_spans: HashMap::new(),
             executors: HashMap::new(),
             journals: TaskJournals::default(),
+            resumed: HashMap::new(),
             answering: false,
         }
     }
@@ -190,6 +194,7 @@ impl LiveTask {
         for (id, result, rounds) in resume.finished {
             self.dag.resume_finished(&id, result, rounds);
         }
+        self.resumed = resume.running.into_iter().collect();
         self.advance(cx).await;
     }
 
@@ -373,7 +378,14 @@ impl LiveTask {
             return;
         }
         for spec in self.dag.start_ready() {
-            self.spawn_executor(cx, spec, Vec::new()).await;
+            let history = self.resumed.remove(&spec.id).unwrap_or_default();
+            if !history.is_empty() {
+                cx.emit(PlanEvent::Restarted {
+                    id: spec.id.clone(),
+                    after_round: history.len(),
+                });
+            }
+            self.spawn_executor(cx, spec, history).await;
         }
         self.dag.skip_stuck();
         if self.dag.is_settled() && !self.answering {

@@ -9,6 +9,8 @@ use axum::response::Response;
 use hermes_actors::Role;
 use serde_json::{json, Value};
 
+use crate::record::role_summary;
+
 use super::{body_error, json_response, ApiError, App};
 
 pub(super) async fn list(State(app): State<App>) -> Response {
@@ -16,14 +18,7 @@ pub(super) async fn list(State(app): State<App>) -> Response {
         .service
         .roles()
         .into_iter()
-        .map(|r| {
-            json!({
-                "name": r.name,
-                "description": r.description,
-                "tools": r.tools,
-                "model": r.model,
-            })
-        })
+        .map(|r| role_summary(&r))
         .collect();
     json_response(StatusCode::OK, &Value::Array(roles))
 }

@@ -31,11 +31,6 @@ pub(super) async fn submit(
     let body = body.map_err(body_error)?;
     let parsed: SubmitBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("invalid task: {e}")))?;
-    if parsed.timeout_secs == Some(0) {
-        return Err(ApiError::bad_request(
-            "field `timeout_secs`: must be at least 1",
-        ));
-    }
     let record = app.service.submit(TaskSpec {
         goal: parsed.goal,
         timeout_secs: parsed.timeout_secs,
@@ -44,14 +39,7 @@ pub(super) async fn submit(
     })?;
     // The record as it is now: a free slot may already have started it.
     let now = app.service.task(&record.id).unwrap_or(record);
-    let status = match now.status {
-        TaskState::Queued => "queued",
-        _ => "running",
-    };
-    Ok(json_response(
-        StatusCode::ACCEPTED,
-        &json!({"id": now.id, "status": status, "trace_id": now.trace_id}),
-    ))
+    Ok(json_response(StatusCode::ACCEPTED, &now.accepted()))
 }
 
 pub(super) async fn list(State(app): State<App>, uri: Uri) -> Result<Response, ApiError> {
