@@ -64,6 +64,7 @@ fn launcher(llm: Arc<dyn Llm>) -> Launcher {
                 .llm(llm)
                 .roles(launch.roles)
                 .on_event(launch.events)
+                .approvals(launch.approvals)
                 .spawn()
                 .await
                 .map_err(|e| e.to_string())
@@ -80,6 +81,7 @@ fn config(llm: Arc<dyn Llm>, workspace: &std::path::Path, concurrency: usize) ->
         concurrency,
         default_timeout: Duration::from_secs(60),
         keep: Duration::from_secs(30 * 86_400),
+        approvals: Default::default(),
     }
 }
 

@@ -21,7 +21,7 @@
 pub use hermes_actors as actors;
 pub use hermes_cluster as cluster;
 pub use hermes_core::{
-    agent, decision, faults, journal, limits, memory, schemars, telemetry, text, tools,
+    agent, approval, decision, faults, journal, limits, memory, schemars, telemetry, text, tools,
 };
 pub use hermes_engines::model_files;
 pub use hermes_eval::{bench, eval};

@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{ArgMatches, Args, Subcommand};
 use hermes::serve::client::Client;
 use hermes::serve::mcp::{serve_stdio, Desk};
+use hermes::serve::Answerer;
 
 use super::exit;
 use super::serve::{start_service, ServiceArgs};
@@ -75,7 +76,9 @@ async fn serve(args: McpServeArgs, matches: Option<&ArgMatches>) -> Result<(), S
         eprintln!("hermes mcp serve: on stdio, tasks go to {server}");
         return serve_stdio(Desk::Remote(client)).await;
     }
-    let started = start_service(&args.service, matches).await?;
+    // No HTTP server here: nobody can answer an approval question (calls
+    // that need one are refused unless --approve-all).
+    let started = start_service(&args.service, matches, Answerer::Nobody).await?;
     eprintln!(
         "hermes mcp serve: on stdio (store {})",
         started.store_path.display()

@@ -1,5 +1,6 @@
 //! The `hermes` command line: argument types shared by subcommands.
 
+pub mod approve_flags;
 pub mod bench;
 pub mod cluster_flags;
 pub mod daemon;

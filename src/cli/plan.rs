@@ -12,6 +12,7 @@ use hermes::actors::{
 use hermes::cluster::Cluster;
 use hermes::limits::Limits;
 
+use super::approve_flags::ApproveArgs;
 use super::cluster_flags::ConnectArgs;
 use super::exit;
 use super::faults::FaultArgs;
@@ -61,6 +62,8 @@ pub struct PlanArgs {
     pub trace: TraceArgs,
     #[command(flatten)]
     pub steers: SteerArgs,
+    #[command(flatten)]
+    pub approvals: ApproveArgs,
 }
 
 /// Runs the task and returns the process exit code.
@@ -114,7 +117,7 @@ async fn start(
         .open(team.workspace.root(), &args.model)
         .await
         .map_err(|e| e.to_string())?;
-    let mut builder = Hermes::builder();
+    let mut builder = Hermes::builder().approvals(args.approvals.on_terminal()?);
     if let Some(memory) = memory {
         builder = builder.memory(memory);
     }

@@ -10,6 +10,7 @@ use hermes::tools::Workspace;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::approve_flags::ApproveArgs;
 use super::exit;
 use super::faults::FaultArgs;
 use super::limits::LimitArgs;
@@ -45,6 +46,8 @@ pub struct RunArgs {
     pub faults: FaultArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub approvals: ApproveArgs,
 }
 
 /// Runs the task and returns the process exit code. Ctrl-C cancels the
@@ -93,6 +96,7 @@ async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, 
     let mut agent = Agent::new(llm, Arc::new(toolbox))
         .with_limits(limits)
         .with_fault_log(faults)
+        .with_approvals(args.approvals.on_terminal()?)
         .on_round(Arc::new(print_round));
     if let Some(path) = &args.journal {
         agent = agent.with_journal_file(path);

@@ -12,9 +12,10 @@ use hermes::actors::{Hermes, ModelFactory, DEFAULT_CONCURRENCY, DEFAULT_MAX_REPL
 use hermes::cluster::Cluster;
 use hermes::limits::Limits;
 use hermes::llm::Llm;
-use hermes::serve::{Launch, Launcher, Service, ServiceConfig, Store};
+use hermes::serve::{Answerer, ApprovalSettings, Launch, Launcher, Service, ServiceConfig, Store};
 use hermes::tools::Workspace;
 
+use super::approve_flags::ApproveArgs;
 use super::cluster_flags::ConnectArgs;
 use super::daemon::{listen_addr, wait_for_stop};
 use super::exit;
@@ -103,6 +104,8 @@ pub struct ServiceArgs {
     pub steers: SteerArgs,
     #[command(flatten)]
     pub cluster: ConnectArgs,
+    #[command(flatten)]
+    pub approvals: ApproveArgs,
 }
 
 /// Serves until SIGTERM or Ctrl-C, then drains; 0 after a clean stop, 1
@@ -124,7 +127,7 @@ async fn serve(args: ServeArgs, matches: Option<&ArgMatches>) -> Result<(), Stri
             "--listen {listen} is reachable from other machines and no --token (or HERMES_TOKEN) is set; give a token, or --insecure to serve without one"
         ));
     }
-    let started = start_service(&args.service, matches).await?;
+    let started = start_service(&args.service, matches, Answerer::Http).await?;
     let (service, store_path) = (started.service.clone(), started.store_path.clone());
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -181,6 +184,7 @@ impl Started {
 pub async fn start_service(
     args: &ServiceArgs,
     matches: Option<&ArgMatches>,
+    answerer: Answerer,
 ) -> Result<Started, String> {
     let store_path = args.store.clone().unwrap_or_else(|| {
         let path = args.workspace.join(".hermes/serve.redb");
@@ -235,6 +239,15 @@ pub async fn start_service(
             concurrency: args.concurrency,
             default_timeout: args.timeout,
             keep: Duration::from_secs(args.keep_days.saturating_mul(86_400)),
+            approvals: ApprovalSettings {
+                policy: args.approvals.policy()?,
+                timeout: args.approvals.approval_timeout,
+                answerer: if args.approvals.approve_all {
+                    Answerer::ApproveAll
+                } else {
+                    answerer
+                },
+            },
         },
     )
     .map_err(|e| e.to_string())?;
@@ -282,7 +295,8 @@ fn launcher(
                 .concurrency(subtask_concurrency)
                 .max_replans(launch.max_replans.unwrap_or(max_replans))
                 .faults(faults)
-                .on_event(launch.events);
+                .on_event(launch.events)
+                .approvals(launch.approvals);
             if let Some(memory) = memory {
                 builder = builder.memory(memory);
             }

@@ -9,6 +9,7 @@ use super::models::Models;
 use super::placement::Placement;
 use super::roles::RoleRegistry;
 use hermes_core::agent::LongTermMemory;
+use hermes_core::approval::Approvals;
 use hermes_core::faults::Faults;
 use hermes_core::limits::Limits;
 use hermes_core::tools::Toolbox;
@@ -40,4 +41,7 @@ pub struct PlannerConfig {
     /// subtasks of the roles they serve (`hermes_cluster::Cluster`); none:
     /// every subtask runs here.
     pub placement: Option<Arc<dyn Placement>>,
+    /// Who answers approval questions, with the command line's rules;
+    /// none: only roles' rules ask, and nobody answers (refused).
+    pub approvals: Option<Approvals>,
 }

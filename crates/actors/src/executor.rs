@@ -21,6 +21,7 @@ use super::events::{EventSink, PlanEvent};
 use super::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun, TaskId};
 use super::roles::Role;
 use hermes_core::agent::LongTermMemory;
+use hermes_core::approval::{Approvals, NobodyToAsk, DEFAULT_APPROVAL_TIMEOUT};
 use hermes_core::faults::Faults;
 use hermes_core::journal::{self, JournalEntry};
 use hermes_core::llm::Llm;
@@ -57,6 +58,9 @@ pub struct ExecutorArgs {
     pub memory: Option<LongTermMemory>,
     /// Hears a [`PlanEvent::Round`] after each round (none: nobody).
     pub events: Option<EventSink>,
+    /// Who answers approval questions, with the command line's rules (the
+    /// role's are added); none: calls the role's rules name are refused.
+    pub approvals: Option<Approvals>,
 }
 
 /// Runs one subtask's loop under the planner's supervision.
@@ -135,6 +139,17 @@ impl Actor for Executor {
     }
 }
 
+/// The approvals of an executor in `role`: the command line's rules and
+/// the role's, asked of the given approver; with none given, of nobody
+/// (fail closed: the role's calls are refused).
+fn role_approvals(role: &Role, given: Option<&Approvals>) -> Approvals {
+    let rules = role.approval_policy();
+    match given {
+        Some(approvals) => approvals.with_rules(&rules),
+        None => Approvals::new(rules, Arc::new(NobodyToAsk), DEFAULT_APPROVAL_TIMEOUT),
+    }
+}
+
 /// Starts the loop in its own task; its end comes back as `LoopEnded`.
 fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRun) {
     // Taken apart so that the loop's task holds only what it uses (100,000
@@ -177,6 +192,7 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
         .agent(llm, &args.toolbox, limits, args.memory.as_ref())
         .for_subtask(args.role.name.clone(), subtask)
         .with_trace_parent(trace_context)
+        .with_approvals(role_approvals(&args.role, args.approvals.as_ref()))
         .on_round(on_round);
     let cancel = args.cancel.clone();
     tokio::spawn(async move {
@@ -254,12 +270,14 @@ mod tests {
                 model: None,
                 limits: RoleLimits::default(),
                 steer: Default::default(),
+                approve: Vec::new(),
             },
             llm: Arc::new(ScriptedLlm::new(answers)),
             toolbox: Arc::new(Toolbox::new()),
             journals: Arc::clone(&journals),
             cancel: CancellationToken::new(),
             faults: Faults::default(),
+            approvals: None,
             memory: None,
             events: None,
         };

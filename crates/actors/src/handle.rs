@@ -15,6 +15,7 @@ use super::planner::Planner;
 use super::report::TaskReport;
 use super::roles::{Role, RoleError, RoleRegistry};
 use hermes_core::agent::LongTermMemory;
+use hermes_core::approval::Approvals;
 use hermes_core::faults::Faults;
 use hermes_core::limits::Limits;
 use hermes_core::llm::Llm;
@@ -59,6 +60,7 @@ pub struct HermesBuilder {
     memory: Option<LongTermMemory>,
     placement: Option<Arc<dyn Placement>>,
     owns_placement: bool,
+    approvals: Option<Approvals>,
 }
 
 impl HermesBuilder {
@@ -139,6 +141,13 @@ impl HermesBuilder {
         self
     }
 
+    /// Who answers approval questions (a terminal, an HTTP client, a
+    /// policy) and the rules every executor follows besides its role's.
+    pub fn approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = Some(approvals);
+        self
+    }
+
     /// Starts the planner actor.
     pub async fn spawn(self) -> Result<Hermes, HermesError> {
         let llm = self.llm.ok_or(HermesError::NoModel)?;
@@ -160,6 +169,7 @@ impl HermesBuilder {
             faults: self.faults,
             memory: self.memory,
             placement: placement.clone(),
+            approvals: self.approvals,
         };
         let (planner, _) = Actor::spawn(None, Planner, config)
             .await
@@ -197,6 +207,7 @@ impl Hermes {
             memory: None,
             placement: None,
             owns_placement: false,
+            approvals: None,
         }
     }
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use hermes_core::agent::steer::Steers;
 use hermes_core::agent::{Agent, LongTermMemory};
+use hermes_core::approval::{ApprovalPolicy, RuleSpec};
 use hermes_core::limits::{Limits, LimitsOverlay};
 use hermes_core::llm::Llm;
 use hermes_core::tools::Toolbox;
@@ -42,6 +43,10 @@ pub struct Role {
     /// `read_check = false`); see `hermes steers`.
     #[serde(default, skip_serializing_if = "Steers::is_empty")]
     pub steer: Steers,
+    /// Calls that wait for a person's approval (`approve = ["run_code",
+    /// { tool = "write_file", unless_path = ["out/**"] }]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approve: Vec<RuleSpec>,
 }
 
 /// Per-role overrides of [`Limits`]: the one overlay type.
@@ -54,6 +59,11 @@ impl Role {
             steer: self.steer.clone(),
             ..LimitsOverlay::default()
         })
+    }
+
+    /// The role's approval rules as a policy.
+    pub fn approval_policy(&self) -> ApprovalPolicy {
+        ApprovalPolicy::new(self.approve.iter().map(RuleSpec::rule).collect())
     }
 
     /// `base` with this role's overrides applied.
@@ -118,6 +128,19 @@ impl Role {
         }
         if let Err(e) = self.steer.check() {
             return Err(field("steer", e.to_string()));
+        }
+        for rule in self.approve.iter().map(RuleSpec::rule) {
+            if rule.tool != "*" && !known_tools.contains(&rule.tool.as_str()) {
+                return Err(field(
+                    "approve",
+                    format!(
+                        "unknown tool `{}`; available tools: {}",
+                        rule.tool,
+                        known_tools.join(", ")
+                    ),
+                ));
+            }
+            rule.check().map_err(|e| field("approve", e))?;
         }
         Ok(())
     }

@@ -122,6 +122,9 @@ impl Actor for RunHost {
             faults: Faults::none(),
             memory: None,
             events: None,
+            // Nobody on a node answers approval questions yet: calls a
+            // role's rules name are refused here.
+            approvals: None,
         };
         shared.emit(NodeEvent::Started {
             subtask: request.subtask.id.clone(),

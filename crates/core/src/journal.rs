@@ -76,6 +76,10 @@ pub struct JournalEntry {
     /// this is what steers read, never the printed text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+    /// The decision on this round's call, when the approval policy asked
+    /// a person (see `approval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::approval::ApprovalRecord>,
 }
 
 /// Most characters of a result's data kept whole in its journal line.
@@ -105,6 +109,7 @@ impl JournalEntry {
             injected: None,
             steered_by: None,
             data: None,
+            approval: None,
         }
     }
 

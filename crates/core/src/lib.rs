@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod approval;
 pub mod decision;
 pub mod faults;
 pub mod journal;

@@ -6,6 +6,7 @@
 //! - [`store`]: the redb file of tasks, events and roles;
 //! - [`service`]: the queue, one planner per task, cancellation, resume;
 //! - [`http`]: the `/v1` API, `/healthz`, `/metrics` and the web page;
+//! - [`approvals`]: approval questions as events, answered over HTTP;
 //! - [`feed`]: a task's events in order, from the store and then live;
 //! - [`mcp`]: the service as an MCP server (`hermes mcp serve`);
 //! - [`client`]: a client of a running server, over HTTP;
@@ -16,6 +17,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod approvals;
 pub mod client;
 pub mod events;
 pub mod feed;
@@ -26,6 +28,7 @@ pub mod record;
 pub mod service;
 pub mod store;
 
+pub use approvals::{Answerer, ApprovalSettings};
 pub use http::router;
 pub use record::{TaskEventRecord, TaskRecord, TaskSpec, TaskState};
 pub use service::{Launch, Launcher, Service, ServiceConfig, ServiceError};

@@ -19,11 +19,13 @@ use futures::future::BoxFuture;
 use hermes_actors::{
     Hermes, PlanEvent, Resume, Role, RoleRegistry, TaskReport, TaskRequest, TaskStatus,
 };
+use hermes_core::approval::Verdict;
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, Semaphore};
+use tokio::sync::{broadcast, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::approvals::ApprovalSettings;
 use crate::events;
 use crate::metrics::Metrics;
 use crate::record::{now, TaskEventRecord, TaskRecord, TaskSpec, TaskState};
@@ -39,6 +41,10 @@ pub struct Launch {
     pub roles: RoleRegistry,
     /// Where the planner's events go.
     pub events: hermes_actors::EventSink,
+    /// Who answers the task's approval questions (HTTP clients), with the
+    /// command line's rules: give it to the planner
+    /// (`HermesBuilder::approvals`).
+    pub approvals: hermes_core::approval::Approvals,
 }
 
 /// Starts a planner for one task (the CLI builds it from the model, tool
@@ -61,6 +67,8 @@ pub struct ServiceConfig {
     pub default_timeout: Duration,
     /// Ended tasks older than this are pruned at start.
     pub keep: Duration,
+    /// Which calls wait for approval, how long, or `--approve-all`.
+    pub approvals: ApprovalSettings,
 }
 
 /// Why a request was refused; the HTTP layer maps each to a status code.
@@ -98,6 +106,9 @@ struct Inner {
     closing: CancellationToken,
     running: AtomicU64,
     metrics: Metrics,
+    /// Approval questions waiting for an answer: (task, call id) → where
+    /// the answer goes.
+    pending: DashMap<(String, String), oneshot::Sender<Verdict>>,
 }
 
 /// A running service (cheap to clone; every clone is the same service).
@@ -154,6 +165,7 @@ impl Service {
                 closing: CancellationToken::new(),
                 running: AtomicU64::new(0),
                 metrics: Metrics::default(),
+                pending: DashMap::new(),
             }),
         };
         let mut unfinished = service.inner.store.tasks(None)?;
@@ -306,7 +318,18 @@ impl Service {
     }
 
     /// Records an event of task `id` and sends it to subscribers.
-    fn emit(&self, id: &str, kind: &str, data: Value) {
+    /// The service's settings.
+    pub(crate) fn config(&self) -> &ServiceConfig {
+        &self.inner.config
+    }
+
+    /// Approval questions waiting for an answer.
+    pub(crate) fn pending(&self) -> &DashMap<(String, String), oneshot::Sender<Verdict>> {
+        &self.inner.pending
+    }
+
+    /// Records an event of task `id`, then streams it.
+    pub(crate) fn emit(&self, id: &str, kind: &str, data: Value) {
         self.inner.metrics.on_event(kind, &data);
         match self.inner.store.append_event(id, kind, data) {
             Ok(event) => {
@@ -381,6 +404,7 @@ impl Service {
             max_replans: record.spec.max_replans,
             roles: self.inner.config.roles.clone(),
             events: Arc::new(move |event: &PlanEvent| sink_service.on_plan_event(&sink_id, event)),
+            approvals: self.approvals_for(&record.id),
         };
         let hermes = match (self.inner.config.launcher)(launch).await {
             Ok(hermes) => hermes,

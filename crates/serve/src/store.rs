@@ -17,6 +17,9 @@ const TASKS: TableDefinition<u64, &[u8]> = TableDefinition::new("tasks");
 const EVENTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("events");
 /// Role name → the role as TOML (what `agents/*.toml` holds).
 const ROLES: TableDefinition<&str, &str> = TableDefinition::new("roles");
+/// (task number, call id) → an approval question and its answer as JSON
+/// (`{"request", "state", "by", "note", "at"}`).
+const APPROVALS: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("approvals");
 /// Counters: `next_task`.
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
@@ -231,6 +234,38 @@ impl Store {
         self.read(|tx| Ok(tx.open_table(EVENTS)?.len()?))
     }
 
+    /// Task `id`'s approval question `call_id` as stored, if any.
+    pub fn approval(&self, id: &str, call_id: &str) -> Result<Option<Value>, StoreError> {
+        let Some(number) = task_number(id) else {
+            return Ok(None);
+        };
+        self.read(|tx| {
+            let table = match tx.open_table(APPROVALS) {
+                Ok(table) => table,
+                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            };
+            Ok(table
+                .get((number, call_id))?
+                .and_then(|v| serde_json::from_slice(v.value()).ok()))
+        })
+    }
+
+    /// Stores (or replaces) task `id`'s approval question `call_id`.
+    pub fn put_approval(&self, id: &str, call_id: &str, value: &Value) -> Result<(), StoreError> {
+        let Some(number) = task_number(id) else {
+            return Err(StoreError::Other {
+                path: self.path.clone(),
+                reason: format!("`{id}` is not a task id"),
+            });
+        };
+        self.write(|tx| {
+            tx.open_table(APPROVALS)?
+                .insert((number, call_id), to_json(value).as_slice())?;
+            Ok(())
+        })
+    }
+
     /// Stores a role's TOML under its name; false when the name is taken.
     pub fn add_role(&self, name: &str, toml: &str) -> Result<bool, StoreError> {
         self.write(|tx| {
@@ -276,9 +311,11 @@ impl Store {
         self.write(|tx| {
             let mut tasks = tx.open_table(TASKS)?;
             let mut events = tx.open_table(EVENTS)?;
+            let mut approvals = tx.open_table(APPROVALS)?;
             for &number in &old {
                 tasks.remove(number)?;
                 events.retain_in((number, 0)..=(number, u64::MAX), |_, _| false)?;
+                approvals.retain_in((number, "")..(number + 1, ""), |_, _| false)?;
             }
             Ok(old.len())
         })

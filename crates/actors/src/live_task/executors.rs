@@ -53,6 +53,7 @@ impl LiveTask {
             faults: config.faults.clone(),
             memory: config.memory.clone(),
             events: config.events.clone(),
+            approvals: config.approvals.clone(),
         };
         // A retry avoids the node where the last attempt failed.
         let avoid = self

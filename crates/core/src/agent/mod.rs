@@ -41,6 +41,7 @@ pub use outcome::Outcome;
 /// Re-exported: the token [`Agent::run`] takes, so callers need no extra crate.
 pub use tokio_util::sync::CancellationToken;
 
+use crate::approval::Approvals;
 use crate::faults::Faults;
 use crate::journal::{Journal, JournalEntry};
 use crate::limits::Limits;
@@ -72,6 +73,8 @@ pub struct Agent {
     schema: Arc<serde_json::Value>,
     /// Notes of earlier tasks to recall, and where a finished run goes.
     memory: Option<LongTermMemory>,
+    /// Calls that wait for a person's approval, and who answers.
+    approvals: Option<Approvals>,
 }
 
 impl Agent {
@@ -91,7 +94,15 @@ impl Agent {
             trace_parent: HashMap::new(),
             faults: None,
             memory: None,
+            approvals: None,
         }
+    }
+
+    /// Calls the policy names wait for `approvals`' approver before they
+    /// run (see [`crate::approval`]); a refused call is an observation.
+    pub fn with_approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = (!approvals.policy().is_empty()).then_some(approvals);
+        self
     }
 
     /// Gives each run the notes of earlier tasks nearest its goal, and

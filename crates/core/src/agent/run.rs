@@ -16,6 +16,7 @@ use super::outcome::Ending;
 use super::reflect::{self, Reflection};
 use super::steer::{self, Gate, GoalFiles, SteerContext};
 use super::{act, decide, evidence, memory, observe, perceive, Agent};
+use crate::approval::ApprovalRequest;
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, KEPT_DATA_CHARS, UNPARSED};
 use crate::limits::Limits;
@@ -178,14 +179,44 @@ impl<'a> Run<'a> {
                 entry
             }
             (Ok(decision), _) => {
-                let acted = act::act(&self.agent.toolbox, &decision.action);
-                let (result, took) = match Box::pin(self.bounded(acted)).await {
-                    Ok(done) => done,
-                    Err(stop) => return Some(Ending::stop(stop)),
+                // A call the approval policy names waits for its answer
+                // (bounded by the run's clock and cancellation like a tool).
+                let approval = match &self.agent.approvals {
+                    Some(approvals) => {
+                        let request = ApprovalRequest::new(
+                            self.agent.subtask.as_deref(),
+                            &self.agent.role,
+                            round,
+                            &decision.action.name,
+                            &decision.action.args,
+                        );
+                        match Box::pin(self.bounded(approvals.check(&request))).await {
+                            Ok(record) => record,
+                            Err(stop) => return Some(Ending::stop(stop)),
+                        }
+                    }
+                    None => None,
                 };
-                JournalEntry {
-                    tool_ms: took.as_millis() as u64,
-                    ..entry_for(round, &decision, &result, limits)
+                match approval {
+                    Some(record) if !record.approved => {
+                        let refused = ToolResult::error(record.refusal());
+                        JournalEntry {
+                            approval: Some(record),
+                            ..entry_for(round, &decision, &refused, limits)
+                        }
+                    }
+                    approval => {
+                        let acted = act::act(&self.agent.toolbox, &decision.action);
+                        let (result, took) = match Box::pin(self.bounded(acted)).await {
+                            Ok(done) => done,
+                            Err(stop) => return Some(Ending::stop(stop)),
+                        };
+                        JournalEntry {
+                            tool_ms: took.as_millis() as u64,
+                            approval,
+                            ..entry_for(round, &decision, &result, limits)
+                        }
+                    }
                 }
             }
             (Err(failure), _) => {

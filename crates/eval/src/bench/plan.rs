@@ -219,6 +219,7 @@ fn roles(count: usize, tools: &[&str]) -> Result<RoleRegistry, PlanBenchError> {
             model: None,
             limits: RoleLimits::default(),
             steer: Default::default(),
+            approve: Vec::new(),
         };
         registry
             .register(role, tools)

@@ -2,6 +2,7 @@
 //! and the web page, on axum. Every error is `{"error": "…"}` with the
 //! status its cause calls for; bodies over 1 MiB are refused (413).
 
+mod approvals;
 mod events;
 mod page;
 mod roles;
@@ -13,7 +14,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use serde_json::json;
 
@@ -44,6 +45,10 @@ pub fn router(service: Service, token: Option<String>, trace_ui: Option<String>)
         .route("/v1/tasks", get(tasks::list).post(tasks::submit))
         .route("/v1/tasks/{id}", get(tasks::show).delete(tasks::cancel))
         .route("/v1/tasks/{id}/events", get(events::stream))
+        .route(
+            "/v1/tasks/{id}/approvals/{call_id}",
+            post(approvals::answer),
+        )
         .route("/v1/roles", get(roles::list).post(roles::register))
         .route("/metrics", get(metrics))
         .layer(middleware::from_fn_with_state(app.clone(), authorize));
