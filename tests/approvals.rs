@@ -415,3 +415,49 @@ async fn the_web_page_shows_a_pending_approval_with_its_buttons_in_chromium() {
     answer(&server, &id, call_id, json!({"approve": false})).await;
     server.events(&id, None).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hermes_submit_says_where_to_answer_when_it_has_no_terminal() {
+    let model = ScriptedServer::with_responder(writer).await;
+    let site = Site::new();
+    let server = Server::start(&site, &model.base_url, &["--approve", "write_file"]).await;
+    let submit = tokio::process::Command::new(common::hermes_bin())
+        .args(["submit", "Write a greeting", "--server", &server.url])
+        .env_remove("HERMES_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .output();
+    let submit = tokio::spawn(submit);
+    // The question comes from the one task there is.
+    let id = loop {
+        let list: Value = server
+            .get("/v1/tasks")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(id) = list[0]["id"].as_str() {
+            break id.to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let asked = question(&server, &id).await;
+    let (status, _) = answer(
+        &server,
+        &id,
+        asked["call_id"].as_str().unwrap(),
+        json!({"approve": true}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let out = submit.await.unwrap().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("[approve] s1 (worker), round 1: write_file(")
+            && stderr.contains("waits for approval")
+            && stderr.contains(&format!("/v1/tasks/{id}/approvals/")),
+        "{stderr}"
+    );
+}

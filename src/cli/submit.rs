@@ -5,6 +5,7 @@
 use clap::Args;
 use hermes::actors::plan::PlannedSubtask;
 use hermes::actors::{PlanEvent, TaskReport};
+use hermes::approval::{ApprovalRequest, Approver, TerminalApprover};
 use hermes::serve::client::Client;
 use serde_json::{json, Value};
 
@@ -125,15 +126,46 @@ pub async fn submit(args: SubmitArgs) -> i32 {
 }
 
 /// Prints the task's events as `hermes plan` prints its own, until
-/// `task_ended`.
+/// `task_ended`; approval questions are asked on this terminal (or said
+/// where to answer them when there is none).
 async fn follow(client: &Client, id: &str) -> Result<(), String> {
-    client
+    let (questions, mut asked) = tokio::sync::mpsc::unbounded_channel::<ApprovalRequest>();
+    let terminal = TerminalApprover::stdin();
+    let answering = {
+        let (client, id) = (client.clone(), id.to_string());
+        tokio::spawn(async move {
+            while let Some(request) = asked.recv().await {
+                let path = format!("/v1/tasks/{id}/approvals/{}", request.call_id);
+                let Some(terminal) = &terminal else {
+                    eprintln!(
+                        "[approve] {} waits for approval: answer on the web page or POST {}{path} {{\"approve\": true}}",
+                        request.summary(),
+                        client.server()
+                    );
+                    continue;
+                };
+                let verdict = terminal.decide(&request).await;
+                let body = json!({"approve": verdict.approved, "note": verdict.note});
+                if let Err(e) = client.post(&path, &body).await {
+                    // Someone else (the page) may have answered first.
+                    eprintln!("[approve] {}: {e}", request.call_id);
+                }
+            }
+        })
+    };
+    let followed = client
         .follow(id, |kind, data| {
-            if let Some(event) = plan_event(kind, data) {
+            if kind == "approval_needed" {
+                if let Ok(request) = serde_json::from_value(data.clone()) {
+                    let _ = questions.send(request);
+                }
+            } else if let Some(event) = plan_event(kind, data) {
                 eprintln!("[plan] {event}");
             }
         })
-        .await
+        .await;
+    answering.abort();
+    followed
 }
 
 /// The planner event a stream event stands for (rounds are not printed).
