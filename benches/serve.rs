@@ -82,6 +82,7 @@ fn config(llm: Arc<dyn Llm>, workspace: &std::path::Path, concurrency: usize) ->
         default_timeout: Duration::from_secs(60),
         keep: Duration::from_secs(30 * 86_400),
         approvals: Default::default(),
+        budget: Default::default(),
     }
 }
 
@@ -195,6 +196,8 @@ async fn main() {
                 timeout_secs: None,
                 max_replans: None,
                 workspace: None,
+                token_budget: None,
+                call_budget: None,
             })
             .unwrap();
         ids.push(record.id);
@@ -248,6 +251,8 @@ async fn main() {
                     timeout_secs: None,
                     max_replans: None,
                     workspace: None,
+                    token_budget: None,
+                    call_budget: None,
                 })
                 .unwrap();
             store

@@ -24,7 +24,8 @@ pub fn for_run(status: StopStatus) -> i32 {
         StopStatus::MaxRounds
         | StopStatus::Repetition
         | StopStatus::Timeout
-        | StopStatus::Incomplete => STOPPED,
+        | StopStatus::Incomplete
+        | StopStatus::Budget => STOPPED,
         StopStatus::Cancelled => INTERRUPTED,
         StopStatus::Error => ERROR,
     }
@@ -34,7 +35,7 @@ pub fn for_run(status: StopStatus) -> i32 {
 pub fn for_task(status: TaskStatus) -> i32 {
     match status {
         TaskStatus::Finished => OK,
-        TaskStatus::Failed | TaskStatus::Timeout => STOPPED,
+        TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Budget => STOPPED,
         TaskStatus::Error => ERROR,
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod approve_flags;
 pub mod bench;
+pub mod budget_flags;
 pub mod cluster_flags;
 pub mod daemon;
 pub mod eval;

@@ -13,6 +13,7 @@ use hermes::cluster::Cluster;
 use hermes::limits::Limits;
 
 use super::approve_flags::ApproveArgs;
+use super::budget_flags::BudgetArgs;
 use super::cluster_flags::ConnectArgs;
 use super::exit;
 use super::faults::FaultArgs;
@@ -64,6 +65,8 @@ pub struct PlanArgs {
     pub steers: SteerArgs,
     #[command(flatten)]
     pub approvals: ApproveArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 /// Runs the task and returns the process exit code.
@@ -75,7 +78,9 @@ pub async fn execute(args: PlanArgs, matches: Option<&ArgMatches>, exporting: bo
             return exit::ERROR;
         }
     };
-    let request = TaskRequest::new(&args.task).with_timeout(args.timeout);
+    let request = TaskRequest::new(&args.task)
+        .with_timeout(args.timeout)
+        .with_budget(args.budget.caps());
     let report = tokio::select! {
         report = hermes.submit(request) => report,
         _ = tokio::signal::ctrl_c() => {

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::approve_flags::ApproveArgs;
+use super::budget_flags::BudgetArgs;
 use super::exit;
 use super::faults::FaultArgs;
 use super::limits::LimitArgs;
@@ -19,6 +20,7 @@ use super::model::ModelArgs;
 use super::output::print_result;
 use super::tools::ToolArgs;
 use super::trace::TraceArgs;
+use hermes::llm::budget::Budget;
 
 /// Options of `hermes run`.
 #[derive(Debug, Args)]
@@ -48,6 +50,8 @@ pub struct RunArgs {
     pub trace: TraceArgs,
     #[command(flatten)]
     pub approvals: ApproveArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 /// Runs the task and returns the process exit code. Ctrl-C cancels the
@@ -100,6 +104,10 @@ async fn prepare(args: &RunArgs, matches: Option<&ArgMatches>) -> Result<Agent, 
         .on_round(Arc::new(print_round));
     if let Some(path) = &args.journal {
         agent = agent.with_journal_file(path);
+    }
+    let caps = args.budget.caps();
+    if caps.is_set() {
+        agent = agent.with_budget(Budget::new(caps));
     }
     let memory = args
         .memory

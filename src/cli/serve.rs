@@ -16,6 +16,7 @@ use hermes::serve::{Answerer, ApprovalSettings, Launch, Launcher, Service, Servi
 use hermes::tools::Workspace;
 
 use super::approve_flags::ApproveArgs;
+use super::budget_flags::BudgetArgs;
 use super::cluster_flags::ConnectArgs;
 use super::daemon::{listen_addr, wait_for_stop};
 use super::exit;
@@ -106,6 +107,8 @@ pub struct ServiceArgs {
     pub cluster: ConnectArgs,
     #[command(flatten)]
     pub approvals: ApproveArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 /// Serves until SIGTERM or Ctrl-C, then drains; 0 after a clean stop, 1
@@ -239,6 +242,7 @@ pub async fn start_service(
             concurrency: args.concurrency,
             default_timeout: args.timeout,
             keep: Duration::from_secs(args.keep_days.saturating_mul(86_400)),
+            budget: args.budget.caps(),
             approvals: ApprovalSettings {
                 policy: args.approvals.policy()?,
                 timeout: args.approvals.approval_timeout,

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use super::plan::{PlanError, PlannedSubtask};
-use super::report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus};
+use super::report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus, UsageBy};
 use hermes_core::agent::{Goal, GoalInput, Outcome};
 use hermes_core::llm::Usage;
 
@@ -31,6 +31,8 @@ pub struct Slot {
     pub restarts: u32,
     /// Where its last attempt ran: `local` or a worker node's name.
     pub node: Option<String>,
+    /// Tokens of its loop's model calls (its last attempt's).
+    pub usage: Usage,
 }
 
 /// What the planner must do after a failure.
@@ -57,6 +59,10 @@ pub struct Dag {
     replans_in_flight: usize,
     /// Tokens of every model call so far.
     pub usage: Usage,
+    /// Tokens of the planner's own calls (plan, replans, final answer).
+    pub planner_usage: Usage,
+    /// Whether the task's budget was spent (its status is then `budget`).
+    pub over_budget: bool,
     /// Whether the deadline passed.
     pub timed_out: bool,
 }
@@ -73,6 +79,8 @@ impl Dag {
             replans: 0,
             replans_in_flight: 0,
             usage: Usage::default(),
+            planner_usage: Usage::default(),
+            over_budget: false,
             timed_out: false,
         }
     }
@@ -87,6 +95,7 @@ impl Dag {
             progress: None,
             restarts: 0,
             node: None,
+            usage: Usage::default(),
         }));
     }
 
@@ -170,6 +179,7 @@ impl Dag {
         slot.state = SubtaskStatus::Finished;
         slot.rounds = outcome.rounds;
         slot.result = Some(outcome.result.clone().unwrap_or_default());
+        slot.usage = outcome.usage;
         self.usage += outcome.usage;
         true
     }
@@ -205,6 +215,7 @@ impl Dag {
         slot.state = SubtaskStatus::Failed;
         slot.rounds = rounds;
         slot.progress = Some(progress);
+        slot.usage = usage;
         self.usage += usage;
         if self.replans < self.max_replans && !self.timed_out {
             self.replans += 1;
@@ -365,6 +376,7 @@ impl Dag {
         slot.state = SubtaskStatus::Cancelled;
         slot.rounds = rounds;
         slot.progress = Some(progress);
+        slot.usage = usage;
         self.usage += usage;
         true
     }
@@ -406,7 +418,9 @@ impl Dag {
 
     /// `finished`, `timeout` or `failed`, once settled.
     pub fn status(&self) -> TaskStatus {
-        if self.timed_out {
+        if self.over_budget {
+            TaskStatus::Budget
+        } else if self.timed_out {
             TaskStatus::Timeout
         } else if self
             .slots
@@ -456,10 +470,15 @@ impl Dag {
                         .clone()
                         .filter(|_| s.state != SubtaskStatus::Finished),
                     node: s.node.clone(),
+                    usage: s.usage,
                 })
                 .collect(),
             replans: self.replans,
             usage: self.usage,
+            usage_by: UsageBy::of(
+                self.planner_usage,
+                self.slots.iter().map(|s| (s.spec.role.as_str(), s.usage)),
+            ),
             error,
             trace_id: None,
         }

@@ -24,6 +24,7 @@ use hermes_core::agent::LongTermMemory;
 use hermes_core::approval::{Approvals, NobodyToAsk, DEFAULT_APPROVAL_TIMEOUT};
 use hermes_core::faults::Faults;
 use hermes_core::journal::{self, JournalEntry};
+use hermes_core::llm::budget::Budget;
 use hermes_core::llm::Llm;
 use hermes_core::text::panic_message;
 use hermes_core::tools::Toolbox;
@@ -61,6 +62,9 @@ pub struct ExecutorArgs {
     /// Who answers approval questions, with the command line's rules (the
     /// role's are added); none: calls the role's rules name are refused.
     pub approvals: Option<Approvals>,
+    /// The task's token and call budget, shared by its executors and
+    /// planner (none: uncapped).
+    pub budget: Option<Arc<Budget>>,
 }
 
 /// Runs one subtask's loop under the planner's supervision.
@@ -194,6 +198,10 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
         .with_trace_parent(trace_context)
         .with_approvals(role_approvals(&args.role, args.approvals.as_ref()))
         .on_round(on_round);
+    let agent = match &args.budget {
+        Some(budget) => agent.with_budget(Arc::clone(budget)),
+        None => agent,
+    };
     let cancel = args.cancel.clone();
     tokio::spawn(async move {
         let ended = AssertUnwindSafe(agent.resume(&goal, history, &cancel))
@@ -278,6 +286,7 @@ mod tests {
             cancel: CancellationToken::new(),
             faults: Faults::default(),
             approvals: None,
+            budget: None,
             memory: None,
             events: None,
         };

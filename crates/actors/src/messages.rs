@@ -20,6 +20,7 @@ use super::roles::{Role, RoleError};
 use hermes_core::agent::{Goal, Outcome};
 use hermes_core::journal::JournalEntry;
 use hermes_core::limits::Limits;
+use hermes_core::llm::budget::Caps;
 
 /// Identifies one submitted task inside a planner.
 pub type TaskId = u64;
@@ -34,6 +35,9 @@ pub struct TaskRequest {
     /// A plan already made, and what of it already finished: the task
     /// starts from it instead of asking for a plan (a resumed task).
     pub resume: Option<Resume>,
+    /// Caps on the task's tokens and model calls (planner and executors
+    /// together); none by default.
+    pub budget: Caps,
 }
 
 /// Where an interrupted task stood: its plan (after any replans) and the
@@ -56,7 +60,14 @@ impl TaskRequest {
             task: task.into(),
             timeout: None,
             resume: None,
+            budget: Caps::default(),
         }
+    }
+    /// Caps the task's tokens and model calls; at a cap the task ends with
+    /// status `budget`.
+    pub fn with_budget(mut self, budget: Caps) -> Self {
+        self.budget = budget;
+        self
     }
     /// Sets the task-wide deadline.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -125,6 +136,8 @@ pub enum TaskEvent {
     Deadline,
     /// Executors cancelled at the deadline had their grace period to report.
     DeadlineGraceOver,
+    /// The task's token or call budget is spent.
+    BudgetSpent,
 }
 
 /// One subtask for an executor to run.

@@ -20,6 +20,9 @@ pub enum TaskStatus {
     Timeout,
     /// No plan could be made, or the planner stopped.
     Error,
+    /// The task's token or call budget was spent; running subtasks were
+    /// cancelled.
+    Budget,
 }
 
 impl TaskStatus {
@@ -30,6 +33,7 @@ impl TaskStatus {
             TaskStatus::Failed => "failed",
             TaskStatus::Timeout => "timeout",
             TaskStatus::Error => "error",
+            TaskStatus::Budget => "budget",
         }
     }
 }
@@ -105,6 +109,9 @@ pub struct SubtaskReport {
     /// node; `null` when it never started.
     #[serde(default)]
     pub node: Option<String>,
+    /// Tokens of its loop's model calls.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 /// The final report of a task, in the shape `hermes plan --json` prints.
@@ -120,10 +127,34 @@ pub struct TaskReport {
     pub replans: u32,
     /// Tokens of every model call of the task (planner and executors).
     pub usage: Usage,
+    /// Where those tokens went: the planner's own calls and each role's
+    /// executors (each subtask's are in its report).
+    #[serde(default)]
+    pub usage_by: UsageBy,
     /// Why the task ended in error, for status `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The task's trace id (32 hex characters), to search for in Jaeger.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+}
+
+/// A task's tokens by who spent them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageBy {
+    /// The planner's calls: the plan, replans, the final answer.
+    pub planner: Usage,
+    /// Each role's executors, by role name.
+    pub roles: std::collections::BTreeMap<String, Usage>,
+}
+
+impl UsageBy {
+    /// The planner's usage and each subtask's (role, usage), added up by role.
+    pub fn of<'a>(planner: Usage, subtasks: impl Iterator<Item = (&'a str, Usage)>) -> Self {
+        let mut roles = std::collections::BTreeMap::<String, Usage>::new();
+        for (role, usage) in subtasks {
+            *roles.entry(role.to_string()).or_default() += usage;
+        }
+        Self { planner, roles }
+    }
 }

@@ -125,6 +125,9 @@ impl Actor for RunHost {
             // Nobody on a node answers approval questions yet: calls a
             // role's rules name are refused here.
             approvals: None,
+            // A task's budget does not reach nodes yet: remote rounds are
+            // counted in the report's usage but not capped here.
+            budget: None,
         };
         shared.emit(NodeEvent::Started {
             subtask: request.subtask.id.clone(),

@@ -24,6 +24,8 @@ pub enum TaskState {
     Error,
     /// Cancelled by `DELETE /v1/tasks/{id}` or the server's shutdown.
     Cancelled,
+    /// The task's token or call budget was spent.
+    Budget,
 }
 
 impl TaskState {
@@ -37,6 +39,7 @@ impl TaskState {
             TaskState::Timeout => "timeout",
             TaskState::Error => "error",
             TaskState::Cancelled => "cancelled",
+            TaskState::Budget => "budget",
         }
     }
 
@@ -51,7 +54,7 @@ impl TaskState {
     }
 
     /// Every state, in the order `/metrics` lists them.
-    pub const ALL: [TaskState; 7] = [
+    pub const ALL: [TaskState; 8] = [
         TaskState::Queued,
         TaskState::Running,
         TaskState::Finished,
@@ -59,6 +62,7 @@ impl TaskState {
         TaskState::Timeout,
         TaskState::Error,
         TaskState::Cancelled,
+        TaskState::Budget,
     ];
 }
 
@@ -77,6 +81,12 @@ pub struct TaskSpec {
     /// to; `None`: the workspace itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
+    /// Most tokens for the whole task; `None`: the server's cap, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+    /// Most model calls for the whole task; `None`: the server's cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_budget: Option<u64>,
 }
 
 /// One task as the store keeps it and `GET /v1/tasks/{id}` shows it.

@@ -20,6 +20,7 @@ use hermes_actors::{
     Hermes, PlanEvent, Resume, Role, RoleRegistry, TaskReport, TaskRequest, TaskStatus,
 };
 use hermes_core::approval::Verdict;
+use hermes_core::llm::budget::Caps;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -69,6 +70,8 @@ pub struct ServiceConfig {
     pub keep: Duration,
     /// Which calls wait for approval, how long, or `--approve-all`.
     pub approvals: ApprovalSettings,
+    /// Caps on each task's tokens and calls, for tasks that name none.
+    pub budget: Caps,
 }
 
 /// Why a request was refused; the HTTP layer maps each to a status code.
@@ -204,6 +207,11 @@ impl Service {
             return Err(ServiceError::ShuttingDown);
         }
         check_goal(&spec.goal)?;
+        if spec.token_budget == Some(0) || spec.call_budget == Some(0) {
+            return Err(ServiceError::Invalid(
+                "fields `token_budget` and `call_budget`: must be at least 1".into(),
+            ));
+        }
         if spec.timeout_secs == Some(0) {
             return Err(ServiceError::Invalid(
                 "field `timeout_secs`: must be at least 1".into(),
@@ -414,7 +422,13 @@ impl Service {
             .spec
             .timeout_secs
             .map_or(self.inner.config.default_timeout, Duration::from_secs);
-        let mut request = TaskRequest::new(&record.spec.goal).with_timeout(timeout);
+        let default = self.inner.config.budget;
+        let mut request = TaskRequest::new(&record.spec.goal)
+            .with_timeout(timeout)
+            .with_budget(Caps {
+                tokens: record.spec.token_budget.or(default.tokens),
+                calls: record.spec.call_budget.or(default.calls),
+            });
         if record.restarts > 0 {
             if let Some(resume) = self.resume_state(&record.id) {
                 request = request.resuming(resume);
@@ -513,6 +527,7 @@ fn state_of(report: &TaskReport) -> TaskState {
         TaskStatus::Failed => TaskState::Failed,
         TaskStatus::Timeout => TaskState::Timeout,
         TaskStatus::Error => TaskState::Error,
+        TaskStatus::Budget => TaskState::Budget,
     }
 }
 

@@ -370,6 +370,8 @@ mod tests {
             timeout_secs: None,
             max_replans: None,
             workspace: None,
+            token_budget: None,
+            call_budget: None,
         }
     }
 

@@ -54,6 +54,7 @@ impl LiveTask {
             memory: config.memory.clone(),
             events: config.events.clone(),
             approvals: config.approvals.clone(),
+            budget: self.budget.clone(),
         };
         // A retry avoids the node where the last attempt failed.
         let avoid = self

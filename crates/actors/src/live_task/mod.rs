@@ -10,6 +10,7 @@
 //! [`ask_then_tell`]; their answers come back as events.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::{ActorId, ActorRef, RpcReplyPort};
@@ -30,6 +31,8 @@ use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, 
 use super::report::TaskReport;
 use hermes_core::agent::{Outcome, StopStatus};
 use hermes_core::journal::JournalEntry;
+use hermes_core::llm::budget::{Budget, BudgetedLlm};
+use hermes_core::llm::Llm;
 use hermes_core::llm::Usage;
 use hermes_core::telemetry;
 use hermes_core::text::clip;
@@ -78,6 +81,8 @@ pub struct LiveTask {
     journals: TaskJournals,
     /// Rounds a resumed task's interrupted subtasks restart from.
     resumed: HashMap<String, Vec<JournalEntry>>,
+    /// The task's token and call budget, when capped.
+    budget: Option<Arc<Budget>>,
     answering: bool,
 }
 
@@ -98,6 +103,10 @@ impl LiveTask {
         });
         cx.myself
             .send_after(timeout, move || PlannerMsg::Task(id, TaskEvent::Deadline));
+        let budget = request.budget.is_set().then(|| Budget::new(request.budget));
+        if let Some(budget) = &budget {
+            watch_budget(cx.myself.clone(), id, budget.spent(), cancel.clone());
+        }
         if let Some(resume) = request.resume {
             // Already planned: no model call; the plan comes back through
             // the mailbox like a fresh one.
@@ -105,10 +114,11 @@ impl LiveTask {
             ask_then_tell(cx.myself, id, resume_span, async move {
                 TaskEvent::Resumed(resume)
             });
-            return Self::new(cx, id, request.task, timeout, reply, cancel, span);
+            return Self::new(cx, id, request.task, timeout, reply, cancel, span)
+                .with_budget(budget);
         }
         let roles = config.roles.all();
-        let llm = config.models.default_model();
+        let llm = budgeted(config.models.default_model(), budget.as_ref());
         let temperature = config.limits.temperature;
         let messages = plan::plan_messages(&request.task, &roles);
         let plan_span = tracing::info_span!(parent: &span, "plan");
@@ -126,7 +136,12 @@ impl LiveTask {
             }
             TaskEvent::Planned(asked)
         });
-        Self::new(cx, id, request.task, timeout, reply, cancel, span)
+        Self::new(cx, id, request.task, timeout, reply, cancel, span).with_budget(budget)
+    }
+
+    fn with_budget(mut self, budget: Option<Arc<Budget>>) -> Self {
+        self.budget = budget;
+        self
     }
 
     fn new(
@@ -139,6 +154,7 @@ impl LiveTask {
         span: Span,
     ) -> Self {
         Self {
+            budget: None,
             id,
             dag: Dag::new(task, cx.config.concurrency, cx.config.max_replans),
             reply: Some(reply),
@@ -170,11 +186,13 @@ impl LiveTask {
             TaskEvent::Answered(asked) => self.on_answered(asked),
             TaskEvent::Deadline => self.on_deadline(cx).await,
             TaskEvent::DeadlineGraceOver => self.on_deadline_grace_over(cx).await,
+            TaskEvent::BudgetSpent => self.on_budget_spent(cx).await,
         }
     }
 
     async fn on_planned(&mut self, cx: &mut Cx<'_>, asked: Asked<Vec<PlannedSubtask>, PlanError>) {
         self.dag.usage += asked.usage;
+        self.dag.planner_usage += asked.usage;
         match asked.answer {
             Ok(subtasks) => {
                 cx.emit(PlanEvent::Planned {
@@ -305,6 +323,7 @@ impl LiveTask {
         plan: Asked<Vec<PlannedSubtask>, PlanError>,
     ) {
         self.dag.usage += plan.usage;
+        self.dag.planner_usage += plan.usage;
         cx.emit(match &plan.answer {
             Ok(subtasks) => PlanEvent::Replanned {
                 failed: failed.to_string(),
@@ -325,6 +344,7 @@ impl LiveTask {
 
     fn on_answered(&mut self, asked: Asked<String, AnswerError>) {
         self.dag.usage += asked.usage;
+        self.dag.planner_usage += asked.usage;
         let result = asked.answer.unwrap_or_else(|e| {
             tracing::warn!("{e}; joining the subtask results instead");
             self.joined_results()
@@ -340,6 +360,30 @@ impl LiveTask {
             return;
         }
         telemetry::set_error(&self.span, "the task deadline passed");
+        self.dag.time_out();
+        self.cancel.cancel();
+        let id = self.id;
+        cx.myself.send_after(DEADLINE_GRACE, move || {
+            PlannerMsg::Task(id, TaskEvent::DeadlineGraceOver)
+        });
+        self.advance(cx).await;
+    }
+
+    /// The budget is spent: as at the deadline, nothing new starts and
+    /// running loops are cancelled; the task's status is `budget`.
+    async fn on_budget_spent(&mut self, cx: &mut Cx<'_>) {
+        if self.dag.over_budget || self.is_done() {
+            return;
+        }
+        let why = self
+            .budget
+            .as_ref()
+            .map_or_else(|| "budget spent".to_string(), |b| b.describe());
+        telemetry::set_error(&self.span, why);
+        self.dag.over_budget = true;
+        if self.dag.timed_out {
+            return;
+        }
         self.dag.time_out();
         self.cancel.cancel();
         let id = self.id;
@@ -436,7 +480,7 @@ impl LiveTask {
         };
         let roles = cx.config.roles.all();
         let messages = plan::replan_messages(&context, &roles);
-        let llm = cx.config.models.default_model();
+        let llm = budgeted(cx.config.models.default_model(), self.budget.as_ref());
         let temperature = cx.config.limits.temperature;
         let failed = id.to_string();
         let span =
@@ -455,4 +499,31 @@ impl LiveTask {
             telemetry::set_error(&span, error.to_string());
         }
     }
+}
+
+/// `llm`, counted against `budget` when the task has one.
+pub(super) fn budgeted(llm: Arc<dyn Llm>, budget: Option<&Arc<Budget>>) -> Arc<dyn Llm> {
+    match budget {
+        Some(budget) => BudgetedLlm::wrap(llm, budget),
+        None => llm,
+    }
+}
+
+/// Tells the planner when task `id`'s budget is spent; gives up when the
+/// task ends first (its token is cancelled when it replies).
+fn watch_budget(
+    planner: ActorRef<PlannerMsg>,
+    id: TaskId,
+    spent: CancellationToken,
+    ended: CancellationToken,
+) {
+    tokio::spawn(async move {
+        tokio::select! {
+            biased;
+            _ = spent.cancelled() => {
+                let _ = planner.send_message(PlannerMsg::Task(id, TaskEvent::BudgetSpent));
+            }
+            _ = ended.cancelled() => {}
+        }
+    });
 }

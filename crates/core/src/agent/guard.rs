@@ -33,6 +33,9 @@ pub enum StopStatus {
     Cancelled,
     /// The run could not go on (the model was unreachable, for example).
     Error,
+    /// The task's token or call budget was spent (`--token-budget`,
+    /// `--call-budget`).
+    Budget,
 }
 
 impl StopStatus {
@@ -46,6 +49,7 @@ impl StopStatus {
             StopStatus::Timeout => "timeout",
             StopStatus::Cancelled => "cancelled",
             StopStatus::Error => "error",
+            StopStatus::Budget => "budget",
         }
     }
 }

@@ -45,6 +45,7 @@ use crate::approval::Approvals;
 use crate::faults::Faults;
 use crate::journal::{Journal, JournalEntry};
 use crate::limits::Limits;
+use crate::llm::budget::{Budget, BudgetedLlm};
 use crate::llm::Llm;
 use crate::telemetry;
 use crate::tools::Toolbox;
@@ -75,6 +76,8 @@ pub struct Agent {
     memory: Option<LongTermMemory>,
     /// Calls that wait for a person's approval, and who answers.
     approvals: Option<Approvals>,
+    /// The task's token and call budget, shared with whoever else spends it.
+    budget: Option<Arc<Budget>>,
 }
 
 impl Agent {
@@ -95,7 +98,17 @@ impl Agent {
             faults: None,
             memory: None,
             approvals: None,
+            budget: None,
         }
+    }
+
+    /// Counts every model call of this agent against `budget` (shared
+    /// with the task's other agents); the run stops with status `budget`
+    /// once it is spent.
+    pub fn with_budget(mut self, budget: Arc<Budget>) -> Self {
+        self.llm = BudgetedLlm::wrap(Arc::clone(&self.llm), &budget);
+        self.budget = Some(budget);
+        self
     }
 
     /// Calls the policy names wait for `approvals`' approver before they

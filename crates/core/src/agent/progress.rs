@@ -39,6 +39,10 @@ pub fn progress_report(
         StopStatus::Cancelled => {
             writeln!(r, "Status: cancelled after {rounds} rounds in {secs:.1}s.")
         }
+        StopStatus::Budget => writeln!(
+            r,
+            "Status: the task's budget was spent after {rounds} rounds in {secs:.1}s."
+        ),
         StopStatus::Incomplete => writeln!(
             r,
             "Status: incomplete after {rounds} rounds in {secs:.1}s: the model finished, but the goal's {} still missing: {}.",

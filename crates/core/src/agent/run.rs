@@ -147,6 +147,9 @@ impl<'a> Run<'a> {
 
     /// One perceive → decide → act → observe pass; `Some` when the run ends.
     async fn round(&mut self, round: u32) -> Option<Ending> {
+        if self.budget_spent() {
+            return Some(Ending::stop(StopStatus::Budget));
+        }
         if self.cancel.is_cancelled() {
             return Some(Ending::stop(StopStatus::Cancelled));
         }
@@ -156,6 +159,9 @@ impl<'a> Run<'a> {
         // loops hold one each; boxed, only the phase under way takes space.
         let (decided, reasked, gate) = match Box::pin(self.decide_and_gate(messages)).await {
             Ok(decided) => decided,
+            // A call refused by a spent budget (or cut by the cancel that
+            // spending it caused) ends the run as `budget`, not `error`.
+            Err(_) if self.budget_spent() => return Some(Ending::stop(StopStatus::Budget)),
             Err(ending) => return Some(ending),
         };
         let limits = &self.agent.limits;
@@ -254,6 +260,11 @@ impl<'a> Run<'a> {
             Box::pin(self.reflect(round)).await;
         }
         None
+    }
+
+    /// Whether the task's budget is spent.
+    fn budget_spent(&self) -> bool {
+        self.agent.budget.as_ref().is_some_and(|b| b.exhausted())
     }
 
     /// The conversation the next decision is asked from.

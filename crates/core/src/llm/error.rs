@@ -47,6 +47,9 @@ pub enum LlmError {
     /// A scripted model ran out of answers, or another local model failure.
     #[error("{0}")]
     Other(String),
+    /// The task's token or call budget is spent; the call was not made.
+    #[error("{0}")]
+    Budget(String),
 }
 
 impl LlmError {
@@ -64,7 +67,7 @@ impl LlmError {
         match self {
             LlmError::Unreachable { .. } | LlmError::Timeout { .. } => true,
             LlmError::Status { status, .. } => *status == 429 || *status >= 500,
-            LlmError::BadResponse { .. } | LlmError::Other(_) => false,
+            LlmError::BadResponse { .. } | LlmError::Other(_) | LlmError::Budget(_) => false,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! OpenAI, DeepSeek, Ollama, vLLM and llama.cpp's server all serve; `scripted`
 //! replays fixed answers for tests and offline demos.
 
+pub mod budget;
 mod error;
 pub mod jump_forward;
 pub mod kept_prompt;

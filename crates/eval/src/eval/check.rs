@@ -36,11 +36,13 @@ pub enum RunStatus {
     Failed,
     /// Plan mode: the run was cancelled.
     Cancelled,
+    /// The task's token or call budget was spent.
+    Budget,
 }
 
 impl RunStatus {
     /// Every status, in the order reports list them.
-    pub const ALL: [RunStatus; 8] = [
+    pub const ALL: [RunStatus; 9] = [
         RunStatus::Finished,
         RunStatus::Incomplete,
         RunStatus::MaxRounds,
@@ -49,6 +51,7 @@ impl RunStatus {
         RunStatus::Error,
         RunStatus::Failed,
         RunStatus::Cancelled,
+        RunStatus::Budget,
     ];
 
     /// The snake_case name used in suite files, JSON and messages.
@@ -62,6 +65,7 @@ impl RunStatus {
             RunStatus::Error => "error",
             RunStatus::Failed => "failed",
             RunStatus::Cancelled => "cancelled",
+            RunStatus::Budget => "budget",
         }
     }
 
@@ -103,6 +107,7 @@ impl From<hermes_core::agent::StopStatus> for RunStatus {
             S::Timeout => RunStatus::Timeout,
             S::Error => RunStatus::Error,
             S::Cancelled => RunStatus::Cancelled,
+            S::Budget => RunStatus::Budget,
         }
     }
 }

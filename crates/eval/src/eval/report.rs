@@ -199,9 +199,11 @@ impl Summary {
         let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
         seconds.sort_by(f64::total_cmp);
 
+        // Plan-only stops, and `budget` (an eval sets no budget), are
+        // listed only when a run ended that way.
         let mut stops: BTreeMap<String, u64> = RunStatus::ALL
             .iter()
-            .filter(|s| !s.plan_only())
+            .filter(|s| !s.plan_only() && **s != RunStatus::Budget)
             .map(|s| (s.as_str().to_string(), 0))
             .collect();
         for run in runs {

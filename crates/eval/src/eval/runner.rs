@@ -441,6 +441,7 @@ async fn run_plan(
         TaskStatus::Failed => RunStatus::Failed,
         TaskStatus::Timeout => RunStatus::Timeout,
         TaskStatus::Error => RunStatus::Error,
+        TaskStatus::Budget => RunStatus::Budget,
     };
     Ran {
         observation: RunObservation {

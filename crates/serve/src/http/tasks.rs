@@ -22,6 +22,10 @@ struct SubmitBody {
     max_replans: Option<u32>,
     #[serde(default)]
     workspace: Option<String>,
+    #[serde(default)]
+    token_budget: Option<u64>,
+    #[serde(default)]
+    call_budget: Option<u64>,
 }
 
 pub(super) async fn submit(
@@ -36,6 +40,8 @@ pub(super) async fn submit(
         timeout_secs: parsed.timeout_secs,
         max_replans: parsed.max_replans,
         workspace: parsed.workspace,
+        token_budget: parsed.token_budget,
+        call_budget: parsed.call_budget,
     })?;
     // The record as it is now: a free slot may already have started it.
     let now = app.service.task(&record.id).unwrap_or(record);

@@ -176,6 +176,8 @@ impl McpFace {
             timeout_secs: args.timeout_secs,
             max_replans: None,
             workspace: args.workspace,
+            token_budget: None,
+            call_budget: None,
         };
         let accepted = match self.desk.submit(spec).await {
             Ok(accepted) => accepted,
