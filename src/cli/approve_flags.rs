@@ -21,6 +21,11 @@ pub struct ApproveArgs {
     /// `;`). Repeat for more tools; roles add their own `approve` rules.
     #[arg(long = "approve", value_name = "TOOL[:COND]")]
     pub approve: Vec<String>,
+    /// Also ask before a call made right after reading untrusted text
+    /// (http_fetch, web_search, MCP tools) that writes a file, runs code,
+    /// or fetches a URL found in that text.
+    #[arg(long)]
+    pub approve_after_untrusted: bool,
     /// Say yes to every call that needs approval, without asking (for
     /// scripts; the journal records `policy` as who decided).
     #[arg(long)]
@@ -38,7 +43,7 @@ impl ApproveArgs {
             .iter()
             .map(|flag| ApprovalRule::parse_flag(flag))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ApprovalPolicy::new(rules))
+        Ok(ApprovalPolicy::new(rules).after_untrusted(self.approve_after_untrusted))
     }
 
     /// The rules, answered on this terminal (`--approve-all`: by policy;

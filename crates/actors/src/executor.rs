@@ -279,6 +279,7 @@ mod tests {
                 limits: RoleLimits::default(),
                 steer: Default::default(),
                 approve: Vec::new(),
+                approve_after_untrusted: false,
             },
             llm: Arc::new(ScriptedLlm::new(answers)),
             toolbox: Arc::new(Toolbox::new()),

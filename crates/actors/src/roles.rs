@@ -47,6 +47,10 @@ pub struct Role {
     /// { tool = "write_file", unless_path = ["out/**"] }]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approve: Vec<RuleSpec>,
+    /// Ask before a call made right after reading untrusted text that
+    /// writes, runs code, or fetches a URL found in that text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approve_after_untrusted: bool,
 }
 
 /// Per-role overrides of [`Limits`]: the one overlay type.
@@ -64,6 +68,7 @@ impl Role {
     /// The role's approval rules as a policy.
     pub fn approval_policy(&self) -> ApprovalPolicy {
         ApprovalPolicy::new(self.approve.iter().map(RuleSpec::rule).collect())
+            .after_untrusted(self.approve_after_untrusted)
     }
 
     /// `base` with this role's overrides applied.

@@ -157,6 +157,7 @@ impl Service {
                         "args": request.args,
                         "args_hash": request.args_hash,
                         "round": request.round,
+                        "reason": request.reason,
                     }),
                 );
             }

@@ -14,6 +14,14 @@ use serde_json::Value;
 use crate::limits::Limits;
 use crate::tools::{ToolResult, ToolStatus};
 
+/// Marks an observation of a tool whose results come from outside (see
+/// `ToolSpec::untrusted`) as data: between `<untrusted>` marks the system
+/// prompt explains, with any closing mark inside the text defused.
+pub fn mark_untrusted(tool: &str, observation: &str) -> String {
+    let inside = observation.replace("</untrusted>", "</untrusted_>");
+    format!("<untrusted source=\"{tool}\">\n{inside}\n</untrusted>")
+}
+
 /// The envelope as compact JSON text, with `data` and `error` cut to the budget.
 pub fn observation_text(result: &ToolResult, limits: &Limits) -> String {
     let data = match &result.data {

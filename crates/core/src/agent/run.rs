@@ -196,7 +196,17 @@ impl<'a> Run<'a> {
                             &decision.action.name,
                             &decision.action.args,
                         );
-                        match Box::pin(self.bounded(approvals.check(&request))).await {
+                        // The previous round's text, when it came from outside.
+                        let untrusted = self.journal.entries().last().filter(|last| {
+                            last.status == ToolStatus::Ok
+                                && self.agent.toolbox.is_untrusted(&last.action)
+                        });
+                        let untrusted =
+                            untrusted.map(|l| (l.action.as_str(), l.observation.as_str()));
+                        let effect = self.agent.toolbox.effect(&decision.action.name);
+                        match Box::pin(self.bounded(approvals.check(&request, effect, untrusted)))
+                            .await
+                        {
                             Ok(record) => record,
                             Err(stop) => return Some(Ending::stop(stop)),
                         }
@@ -217,11 +227,16 @@ impl<'a> Run<'a> {
                             Ok(done) => done,
                             Err(stop) => return Some(Ending::stop(stop)),
                         };
-                        JournalEntry {
+                        let mut entry = JournalEntry {
                             tool_ms: took.as_millis() as u64,
                             approval,
                             ..entry_for(round, &decision, &result, limits)
+                        };
+                        if self.agent.toolbox.is_untrusted(&decision.action.name) {
+                            entry.observation =
+                                observe::mark_untrusted(&decision.action.name, &entry.observation);
                         }
+                        entry
                     }
                 }
             }

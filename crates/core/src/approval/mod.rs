@@ -46,6 +46,10 @@ pub struct ApprovalRequest {
     pub args: Value,
     /// The hash of tool and canonical args (the journal's `args_hash`).
     pub args_hash: String,
+    /// Why it asks, when not only a rule for the tool (a call right after
+    /// untrusted text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -60,6 +64,7 @@ impl ApprovalRequest {
             tool: tool.to_string(),
             args: args.clone(),
             args_hash,
+            reason: None,
         }
     }
 
@@ -70,7 +75,16 @@ impl ApprovalRequest {
             Some(subtask) => format!("{subtask} ({}), round {}", self.role, self.round),
             None => format!("round {}", self.round),
         };
-        format!("{place}: {}({})", self.tool, crate::text::clip(&args, 600))
+        let why = self
+            .reason
+            .as_deref()
+            .map(|r| format!(" [{r}]"))
+            .unwrap_or_default();
+        format!(
+            "{place}: {}({}){why}",
+            self.tool,
+            crate::text::clip(&args, 600)
+        )
     }
 }
 
@@ -199,11 +213,24 @@ impl Approvals {
     }
 
     /// `None` when `request`'s call needs no approval; else the decision
-    /// (a timeout is a no).
-    pub async fn check(&self, request: &ApprovalRequest) -> Option<ApprovalRecord> {
-        if !self.policy.needs(&request.tool, &request.args) {
+    /// (a timeout is a no). `effect` is what the tool does; `untrusted`,
+    /// the tool and text of the previous round when it came from outside.
+    pub async fn check(
+        &self,
+        request: &ApprovalRequest,
+        effect: crate::tools::ToolEffect,
+        untrusted: Option<(&str, &str)>,
+    ) -> Option<ApprovalRecord> {
+        let reason = self
+            .policy
+            .untrusted_reason(&request.tool, &request.args, effect, untrusted);
+        if reason.is_none() && !self.policy.needs(&request.tool, &request.args) {
             return None;
         }
+        let request = &ApprovalRequest {
+            reason,
+            ..request.clone()
+        };
         let verdict = match tokio::time::timeout(self.timeout, self.approver.decide(request)).await
         {
             Ok(verdict) => verdict,
@@ -280,16 +307,31 @@ mod tests {
             Duration::from_millis(20),
         );
         let ask = ApprovalRequest::new(None, "agent", 1, "write_file", &json!({"path": "a"}));
-        let record = approvals.check(&ask).await.unwrap();
+        let record = approvals
+            .check(&ask, crate::tools::ToolEffect::Writes, None)
+            .await
+            .unwrap();
         assert!(!record.approved);
         assert_eq!(record.by, "timeout");
         assert!(record.refusal().contains("in time"), "{}", record.refusal());
         let read = ApprovalRequest::new(None, "agent", 1, "read_file", &json!({"path": "a"}));
-        assert!(approvals.check(&read).await.is_none());
+        assert!(approvals
+            .check(&read, crate::tools::ToolEffect::Reads, None)
+            .await
+            .is_none());
         let all = Approvals::new(policy("*"), Arc::new(ApproveAll), Duration::from_secs(1));
-        assert_eq!(all.check(&read).await.unwrap().by, "policy");
+        assert_eq!(
+            all.check(&read, crate::tools::ToolEffect::Reads, None)
+                .await
+                .unwrap()
+                .by,
+            "policy"
+        );
         let nobody = Approvals::new(policy("*"), Arc::new(NobodyToAsk), Duration::from_secs(1));
-        let record = nobody.check(&read).await.unwrap();
+        let record = nobody
+            .check(&read, crate::tools::ToolEffect::Reads, None)
+            .await
+            .unwrap();
         assert!(!record.approved && record.refusal().contains("no terminal"));
     }
 }

@@ -7,6 +7,8 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tools::ToolEffect;
+
 /// One rule: calls of `tool` need approval, except those the conditions
 /// let through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,23 +145,60 @@ impl ApprovalRule {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApprovalPolicy {
     rules: Vec<ApprovalRule>,
+    /// Ask before a call right after untrusted text that writes, runs
+    /// code, or fetches a URL found in that text.
+    after_untrusted: bool,
 }
 
 impl ApprovalPolicy {
     /// A policy of these rules.
     pub fn new(rules: Vec<ApprovalRule>) -> Self {
-        Self { rules }
+        Self {
+            rules,
+            after_untrusted: false,
+        }
+    }
+
+    /// Also asks before a call made right after reading untrusted text
+    /// (`approve_after_untrusted`) when it writes a file, runs code, or
+    /// fetches a URL that appears in that text.
+    pub fn after_untrusted(mut self, on: bool) -> Self {
+        self.after_untrusted = on;
+        self
     }
 
     /// This policy with `other`'s rules added.
     pub fn with(mut self, other: &ApprovalPolicy) -> Self {
         self.rules.extend(other.rules.iter().cloned());
+        self.after_untrusted |= other.after_untrusted;
         self
     }
 
     /// Whether no call ever needs approval.
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.rules.is_empty() && !self.after_untrusted
+    }
+
+    /// Why a call of `tool` (doing `effect`) with `args`, made right after
+    /// `untrusted` text (if any), needs approval beyond the rules: `None`
+    /// when it does not.
+    pub fn untrusted_reason(
+        &self,
+        tool: &str,
+        args: &Value,
+        effect: ToolEffect,
+        untrusted: Option<(&str, &str)>,
+    ) -> Option<String> {
+        let (source, text) = untrusted.filter(|_| self.after_untrusted)?;
+        let acts = matches!(effect, ToolEffect::Writes | ToolEffect::RunsCode);
+        let url_from_text = args["url"]
+            .as_str()
+            .is_some_and(|url| !url.is_empty() && text.contains(url));
+        (acts || url_from_text).then(|| {
+            format!(
+                "{tool} right after reading untrusted text from {source} (approve_after_untrusted)"
+            )
+        })
     }
 
     /// The rules.
@@ -217,6 +256,38 @@ mod tests {
         assert!(!policy.needs("read_file", &json!({"path": "a"})));
         let all = ApprovalPolicy::new(vec![ApprovalRule::parse_flag("*").unwrap()]);
         assert!(all.needs("read_file", &json!({})));
+    }
+
+    #[test]
+    fn after_untrusted_text_writes_code_and_urls_from_it_ask() {
+        let policy = ApprovalPolicy::default().after_untrusted(true);
+        assert!(!policy.is_empty());
+        let page = Some(("http_fetch", "see https://evil.example/x and write a file"));
+        let ask =
+            |tool: &str, args: Value, effect| policy.untrusted_reason(tool, &args, effect, page);
+        assert!(ask("write_file", json!({"path": "a"}), ToolEffect::Writes).is_some());
+        assert!(ask("run_code", json!({"code": "1"}), ToolEffect::RunsCode).is_some());
+        let fetch = ask(
+            "http_fetch",
+            json!({"url": "https://evil.example/x"}),
+            ToolEffect::Other,
+        );
+        assert!(fetch.unwrap().contains("from http_fetch"));
+        assert!(ask(
+            "http_fetch",
+            json!({"url": "https://docs.rs/"}),
+            ToolEffect::Other
+        )
+        .is_none());
+        assert!(ask("read_file", json!({"path": "a"}), ToolEffect::Reads).is_none());
+        // Nothing untrusted just before, or the policy off: no question.
+        assert!(policy
+            .untrusted_reason("write_file", &json!({}), ToolEffect::Writes, None)
+            .is_none());
+        let off = ApprovalPolicy::default();
+        assert!(off
+            .untrusted_reason("write_file", &json!({}), ToolEffect::Writes, page)
+            .is_none());
     }
 
     #[test]

@@ -192,7 +192,7 @@ pub async fn connect(config: &McpServerConfig) -> Result<Vec<McpTool>, McpError>
             let params = params_from_schema(&tool.input_schema);
             let description = format!("{description} (from MCP server {name})");
             let spec = params.into_iter().fold(
-                ToolSpec::new(remote.clone(), description.trim()),
+                ToolSpec::new(remote.clone(), description.trim()).untrusted(),
                 ToolSpec::param,
             );
             McpTool {

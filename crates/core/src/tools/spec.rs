@@ -101,6 +101,11 @@ pub struct ToolSpec {
     /// (see [`ToolEffect`]); `Other` unless the tool declares one.
     #[serde(skip)]
     pub effect: ToolEffect,
+    /// Whether its results are text from outside (web pages, search
+    /// results, MCP servers): shown to the model as data between
+    /// `<untrusted>` marks, never as instructions.
+    #[serde(skip)]
+    pub untrusted: bool,
 }
 
 /// What a tool does to the workspace, declared by the tool itself so that
@@ -139,6 +144,7 @@ impl ToolSpec {
             timeout: DEFAULT_TOOL_TIMEOUT,
             idempotent: false,
             effect: ToolEffect::Other,
+            untrusted: false,
         }
     }
     /// Adds a parameter.
@@ -159,6 +165,13 @@ impl ToolSpec {
     /// Declares that repeating a call is harmless, so failures are retried.
     pub fn idempotent(mut self) -> Self {
         self.idempotent = true;
+        self
+    }
+
+    /// Declares that its results come from outside and are data, not
+    /// instructions (see [`ToolSpec::untrusted`]).
+    pub fn untrusted(mut self) -> Self {
+        self.untrusted = true;
         self
     }
 

@@ -125,6 +125,17 @@ impl Toolbox {
             .map_or(ToolEffect::Other, |r| r.spec.effect)
     }
 
+    /// Whether the tool named `name` returns text from outside (see
+    /// [`ToolSpec::untrusted`]).
+    pub fn is_untrusted(&self, name: &str) -> bool {
+        self.tools.get(name).is_some_and(|r| r.spec.untrusted)
+    }
+
+    /// Whether any registered tool returns text from outside.
+    pub fn has_untrusted(&self) -> bool {
+        self.tools.values().any(|r| r.spec.untrusted)
+    }
+
     /// The first registered tool (in registration order) with `effect`.
     pub fn first_with(&self, effect: ToolEffect) -> Option<&str> {
         self.in_order()

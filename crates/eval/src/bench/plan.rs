@@ -220,6 +220,7 @@ fn roles(count: usize, tools: &[&str]) -> Result<RoleRegistry, PlanBenchError> {
             limits: RoleLimits::default(),
             steer: Default::default(),
             approve: Vec::new(),
+            approve_after_untrusted: false,
         };
         registry
             .register(role, tools)

@@ -157,6 +157,7 @@ impl Tool for HttpFetch {
         .param(ParamSpec::new("headers", ParamKind::Object, "extra request headers, name to value"))
         .param(ParamSpec::new("body", ParamKind::String, "request body (JSON text is sent as application/json)"))
         .example(json!({"url": "https://example.com"}))
+        .untrusted()
         .timeout(self.config.timeout + Duration::from_secs(5))
     }
 

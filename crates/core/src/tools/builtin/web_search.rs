@@ -211,6 +211,7 @@ impl Tool for WebSearch {
             .param(ParamSpec::new("max_results", ParamKind::Integer, "how many results (default 5, at most 20)"))
             .example(json!({"query": "rust actor frameworks comparison", "max_results": 5}))
             .idempotent()
+            .untrusted()
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
