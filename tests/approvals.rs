@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::serve::{parse_sse, Server, Site};
+use common::serve::{detail_section, parse_sse, Server, Site};
 use common::{decision, finish, hermes, journal_lines, messages_text, rounds_shown, text};
 use common::{Reply, ScriptedServer};
 use serde_json::{json, Value};
@@ -19,6 +19,15 @@ fn writer(request: &Value) -> Reply {
     let system = request["messages"][0]["content"]
         .as_str()
         .unwrap_or_default();
+    if system.contains("You are the planner") && messages_text(request).contains("twice") {
+        return Reply::Content(
+            json!({"subtasks": [
+                {"id": "s1", "role": "worker", "goal": "write the greeting", "depends_on": []},
+                {"id": "s2", "role": "worker", "goal": "write the greeting again", "depends_on": []}
+            ]})
+            .to_string(),
+        );
+    }
     if system.contains("You are the planner") {
         return Reply::Content(
             json!({"subtasks": [{"id": "s1", "role": "worker", "goal": "write the greeting", "depends_on": []}]})
@@ -38,30 +47,38 @@ fn writer(request: &Value) -> Reply {
     }
 }
 
+/// `hermes run "Write a greeting"` in `workspace` with `flags`; the run
+/// and its journal lines.
+async fn run_writer(
+    model: &ScriptedServer,
+    workspace: &std::path::Path,
+    journal: &std::path::Path,
+    flags: &[&str],
+) -> (common::Run, Vec<Value>) {
+    let mut args = vec![
+        "run",
+        "Write a greeting",
+        "--workspace",
+        workspace.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(flags);
+    let run = hermes(&args, &model.base_url).await;
+    let lines = journal_lines(journal);
+    (run, lines)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_terminal_a_call_that_needs_approval_is_refused_and_the_run_goes_on() {
     let model = ScriptedServer::with_responder(writer).await;
     let dir = tempfile::tempdir().unwrap();
-    let journal = dir.path().join("journal.jsonl");
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
-    let run = hermes(
-        &[
-            "run",
-            "Write a greeting",
-            "--workspace",
-            workspace.to_str().unwrap(),
-            "--approve",
-            "write_file",
-            "--journal",
-            journal.to_str().unwrap(),
-            "--json",
-        ],
-        &model.base_url,
-    )
-    .await;
+    let journal = dir.path().join("journal.jsonl");
+    let (run, lines) = run_writer(&model, &workspace, &journal, &["--approve", "write_file"]).await;
     assert!(!workspace.join("out.txt").exists(), "{}", run.stderr);
-    let lines = journal_lines(&journal);
     let first = &lines[0];
     assert_eq!(first["action"], "write_file");
     assert_eq!(first["status"], "error");
@@ -75,50 +92,26 @@ async fn without_a_terminal_a_call_that_needs_approval_is_refused_and_the_run_go
 
     // --approve-all: the call runs, and the journal says a policy decided.
     let journal = dir.path().join("all.jsonl");
-    let run = hermes(
-        &[
-            "run",
-            "Write a greeting",
-            "--workspace",
-            workspace.to_str().unwrap(),
-            "--approve",
-            "write_file:unless_path=notes/**",
-            "--approve-all",
-            "--journal",
-            journal.to_str().unwrap(),
-            "--json",
-        ],
-        &model.base_url,
-    )
-    .await;
+    let flags = [
+        "--approve",
+        "write_file:unless_path=notes/**",
+        "--approve-all",
+    ];
+    let (run, lines) = run_writer(&model, &workspace, &journal, &flags).await;
     assert_eq!(run.outcome()["result"], "written", "{}", run.stderr);
     assert_eq!(
         std::fs::read_to_string(workspace.join("out.txt")).unwrap(),
         "hello"
     );
-    let lines = journal_lines(&journal);
     assert_eq!(lines[0]["approval"]["by"], "policy");
     assert_eq!(lines[0]["approval"]["approved"], true);
 
     // A condition that lets the call through asks nobody.
     let journal = dir.path().join("through.jsonl");
-    let run = hermes(
-        &[
-            "run",
-            "Write a greeting",
-            "--workspace",
-            workspace.to_str().unwrap(),
-            "--approve",
-            "write_file:unless_path=*.txt",
-            "--journal",
-            journal.to_str().unwrap(),
-            "--json",
-        ],
-        &model.base_url,
-    )
-    .await;
+    let flags = ["--approve", "write_file:unless_path=*.txt"];
+    let (run, lines) = run_writer(&model, &workspace, &journal, &flags).await;
     assert_eq!(run.outcome()["result"], "written", "{}", run.stderr);
-    assert!(journal_lines(&journal)[0].get("approval").is_none());
+    assert!(lines[0].get("approval").is_none());
 
     // A bad flag is refused before anything runs.
     let bad = hermes(
@@ -396,11 +389,7 @@ async fn the_web_page_shows_a_pending_approval_with_its_buttons_in_chromium() {
     })
     .await
     .unwrap();
-    let start = dom
-        .find("<section id=\"detail\"")
-        .expect("the detail section");
-    let end = dom.find("<script").unwrap_or(dom.len());
-    let dom = &dom[start..end.max(start)];
+    let dom = detail_section(&dom);
     assert!(
         dom.contains("Approval needed: s1 (worker), round 1"),
         "{dom}"
@@ -459,5 +448,58 @@ async fn hermes_submit_says_where_to_answer_when_it_has_no_terminal() {
             && stderr.contains("waits for approval")
             && stderr.contains(&format!("/v1/tasks/{id}/approvals/")),
         "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_executors_wait_at_once_and_each_gets_its_own_answer() {
+    let model = ScriptedServer::with_responder(writer).await;
+    let site = Site::new();
+    let server = Server::start(&site, &model.base_url, &["--approve", "write_file"]).await;
+    let id = server
+        .submit(json!({"goal": "Write a greeting twice"}))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut asked = Vec::new();
+    for _ in 0..300 {
+        asked = events_so_far(&server, &id)
+            .await
+            .into_iter()
+            .filter(|e| e.1 == "approval_needed")
+            .map(|e| e.2)
+            .collect();
+        if asked.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(asked.len(), 2, "both wait: {asked:?}");
+    let call = |subtask: &str| {
+        asked
+            .iter()
+            .find(|a| a["subtask"] == subtask)
+            .map(|a| a["call_id"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let (s1, s2) = (call("s1"), call("s2"));
+    assert_ne!(s1, s2, "the same call in two subtasks is two questions");
+    // The second first: each answer reaches its own call only.
+    assert_eq!(
+        answer(&server, &id, &s2, json!({"approve": true})).await.0,
+        200
+    );
+    assert_eq!(
+        answer(&server, &id, &s1, json!({"approve": false})).await.0,
+        200
+    );
+    server.events(&id, None).await;
+    let task = server.task(&id).await;
+    let result = |i: usize| task["subtasks"][i]["result"].clone();
+    assert_eq!(
+        (result(0), result(1)),
+        (json!("refused"), json!("written")),
+        "{task}"
     );
 }

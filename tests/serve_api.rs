@@ -628,12 +628,7 @@ async fn the_web_page_renders_a_task_s_subtask_graph_and_result_in_chromium() {
     })
     .await
     .unwrap();
-    // The rendered task, not the page's script (which holds the templates).
-    let start = dom
-        .find("<section id=\"detail\"")
-        .expect("the detail section");
-    let end = dom.find("<script").unwrap_or(dom.len());
-    let dom = &dom[start..end.max(start)];
+    let dom = detail_section(&dom);
     let nodes = dom.matches("class=\"node\"").count();
     assert_eq!(nodes, 2, "two subtask nodes: {dom}");
     assert_eq!(dom.matches("data-status=\"finished\"").count(), 2, "{dom}");

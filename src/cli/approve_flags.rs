@@ -22,8 +22,8 @@ pub struct ApproveArgs {
     #[arg(long = "approve", value_name = "TOOL[:COND]")]
     pub approve: Vec<String>,
     /// Also ask before a call made right after reading untrusted text
-    /// (http_fetch, web_search, MCP tools) that writes a file, runs code,
-    /// or fetches a URL found in that text.
+    /// (http_fetch, web_search, MCP tools) that runs code, or writes a file
+    /// or fetches a URL that the text names.
     #[arg(long)]
     pub approve_after_untrusted: bool,
     /// Say yes to every call that needs approval, without asking (for

@@ -16,6 +16,7 @@ use hermes::eval::{
 use hermes::memory::RedbStore;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::approve_flags::ApproveArgs;
 use super::exit;
 use super::faults::FaultArgs;
 use super::limits::LimitArgs;
@@ -64,6 +65,8 @@ pub struct EvalArgs {
     pub roles: PathBuf,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub approvals: ApproveArgs,
     /// Each run gets a fresh memory unless the suite says `memory =
     /// "shared"` (one memory for the suite, started empty and kept in the
     /// --report folder) or --memory FILE names one for every run.
@@ -192,6 +195,10 @@ async fn setup(
         repeat: args.repeat.max(1),
         concurrency: args.concurrency.max(1),
         report_dir: args.report.clone(),
+        approvals: Some(
+            args.approvals
+                .with_approver(std::sync::Arc::new(hermes::approval::NobodyToAsk))?,
+        ),
     };
     Ok((suite, config, temp))
 }

@@ -258,3 +258,13 @@ pub fn parse_sse(body: &str) -> Vec<(u64, String, Value)> {
 pub fn kinds(events: &[(u64, String, Value)]) -> Vec<&str> {
     events.iter().map(|e| e.1.as_str()).collect()
 }
+
+/// The page's rendered task view in a dumped DOM (from the detail section
+/// to the page's script, which holds the templates).
+pub fn detail_section(dom: &str) -> &str {
+    let start = dom
+        .find("<section id=\"detail\"")
+        .expect("the detail section");
+    let end = dom.find("<script").unwrap_or(dom.len());
+    &dom[start..end.max(start)]
+}

@@ -47,8 +47,8 @@ pub struct Role {
     /// { tool = "write_file", unless_path = ["out/**"] }]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approve: Vec<RuleSpec>,
-    /// Ask before a call made right after reading untrusted text that
-    /// writes, runs code, or fetches a URL found in that text.
+    /// Ask before a call made right after reading untrusted text that runs
+    /// code, or writes a file or fetches a URL that the text names.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approve_after_untrusted: bool,
 }

@@ -352,25 +352,17 @@ impl LiveTask {
         self.finish(Some(result));
     }
 
-    /// The deadline passed: nothing new starts, pending subtasks are
-    /// skipped, running loops are cancelled through the task's token and
-    /// report their progress (or are cut off after [`DEADLINE_GRACE`]).
+    /// The deadline passed: the task winds down (see [`Self::wind_down`]).
     async fn on_deadline(&mut self, cx: &mut Cx<'_>) {
         if self.dag.timed_out || self.is_done() {
             return;
         }
         telemetry::set_error(&self.span, "the task deadline passed");
-        self.dag.time_out();
-        self.cancel.cancel();
-        let id = self.id;
-        cx.myself.send_after(DEADLINE_GRACE, move || {
-            PlannerMsg::Task(id, TaskEvent::DeadlineGraceOver)
-        });
-        self.advance(cx).await;
+        self.wind_down(cx).await;
     }
 
-    /// The budget is spent: as at the deadline, nothing new starts and
-    /// running loops are cancelled; the task's status is `budget`.
+    /// The budget is spent: the task winds down as at the deadline, and
+    /// its status is `budget`.
     async fn on_budget_spent(&mut self, cx: &mut Cx<'_>) {
         if self.dag.over_budget || self.is_done() {
             return;
@@ -381,9 +373,15 @@ impl LiveTask {
             .map_or_else(|| "budget spent".to_string(), |b| b.describe());
         telemetry::set_error(&self.span, why);
         self.dag.over_budget = true;
-        if self.dag.timed_out {
-            return;
+        if !self.dag.timed_out {
+            self.wind_down(cx).await;
         }
+    }
+
+    /// Nothing new starts, pending subtasks are skipped, running loops are
+    /// cancelled through the task's token and report their progress (or
+    /// are cut off after [`DEADLINE_GRACE`]).
+    async fn wind_down(&mut self, cx: &mut Cx<'_>) {
         self.dag.time_out();
         self.cancel.cancel();
         let id = self.id;

@@ -131,11 +131,6 @@ impl Toolbox {
         self.tools.get(name).is_some_and(|r| r.spec.untrusted)
     }
 
-    /// Whether any registered tool returns text from outside.
-    pub fn has_untrusted(&self) -> bool {
-        self.tools.values().any(|r| r.spec.untrusted)
-    }
-
     /// The first registered tool (in registration order) with `effect`.
     pub fn first_with(&self, effect: ToolEffect) -> Option<&str> {
         self.in_order()

@@ -65,13 +65,15 @@ pub fn render_text(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "rounds mean {:.1}, p95 {}   seconds mean {:.1}, p95 {:.1}   tokens {} prompt + {} completion",
+        "rounds mean {:.1}, p95 {}   seconds mean {:.1}, p95 {:.1}   tokens {} prompt + {} completion ({} per pass)",
         s.mean_rounds,
         s.p95_rounds,
         s.mean_seconds,
         s.p95_seconds,
         s.tokens.prompt_tokens,
-        s.tokens.completion_tokens
+        s.tokens.completion_tokens,
+        s.tokens_per_pass
+            .map_or_else(|| "none passed".to_string(), |t| format!("{t:.0}"))
     );
     let stops: Vec<String> = stops_in_order(report)
         .into_iter()
@@ -597,6 +599,11 @@ fn summary_rows(report: &Report) -> Vec<(String, String)> {
         (
             "completion tokens".into(),
             s.tokens.completion_tokens.to_string(),
+        ),
+        (
+            "tokens per pass".into(),
+            s.tokens_per_pass
+                .map_or_else(|| "-".to_string(), |t| format!("{t:.0}")),
         ),
     ]);
     rows

@@ -169,6 +169,10 @@ pub struct Summary {
     /// Tokens over all runs.
     #[serde(default)]
     pub tokens: Usage,
+    /// Prompt + completion tokens of all runs over the passed ones: what a
+    /// pass costs (`null` when none passed).
+    #[serde(default)]
+    pub tokens_per_pass: Option<f64>,
     /// Runs by how they ended: always `finished`, `max_rounds`,
     /// `repetition`, `timeout`, `error`; `failed` and `cancelled` when any
     /// run ended so.
@@ -243,6 +247,10 @@ impl Summary {
             mean_seconds: round3(mean(seconds.iter().copied(), n)),
             p95_seconds: round3(nearest_rank(&seconds, 0.95).unwrap_or(0.0)),
             tokens: runs.iter().map(|r| r.usage).sum(),
+            tokens_per_pass: (passed > 0).then(|| {
+                let total: u64 = runs.iter().map(|r| r.usage.total()).sum();
+                (total as f64 / passed as f64).round()
+            }),
             stops,
             by_category,
             by_fault,
@@ -493,6 +501,8 @@ pub(crate) mod tests {
         assert_eq!(s.mean_seconds, 15.75);
         assert_eq!(s.tokens.prompt_tokens, 20_000);
         assert_eq!(s.tokens.completion_tokens, 2_000);
+        let per_pass = 22_000.0 / s.passed as f64;
+        assert_eq!(s.tokens_per_pass, Some(per_pass.round()));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! run left behind into a [`RunRecord`] (checks on the workspace and the
 //! outcome, never on what the model claims).
 
+use hermes_core::approval::Approvals;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -57,6 +58,10 @@ pub struct EvalConfig {
     pub report_dir: Option<PathBuf>,
     /// Long-term memory in the runs.
     pub memory: EvalMemory,
+    /// Approval rules and who answers (`--approve…`; nobody asks a person
+    /// in an eval: calls that need approval are refused unless
+    /// `--approve-all`).
+    pub approvals: Option<Approvals>,
 }
 
 /// Long-term memory in a suite's runs.
@@ -365,6 +370,10 @@ fn agent_for(
             }
         }
     };
+    let agent = match &config.approvals {
+        Some(approvals) => agent.with_approvals(approvals.clone()),
+        None => agent,
+    };
     Ok(agent
         .with_journal_file(journal)
         .with_fault_log(faults.clone()))
@@ -403,6 +412,9 @@ async fn run_plan(
         ..config.limits.clone()
     };
     let mut builder = Hermes::builder();
+    if let Some(approvals) = &config.approvals {
+        builder = builder.approvals(approvals.clone());
+    }
     if let Some(memory) = memory {
         builder = builder.memory(memory);
     }
