@@ -232,7 +232,11 @@ impl<'a> Run<'a> {
                             approval,
                             ..entry_for(round, &decision, &result, limits)
                         };
-                        if self.agent.toolbox.is_untrusted(&decision.action.name) {
+                        // What came back from outside is marked; an error
+                        // envelope is Hermes's own words and stays plain.
+                        if result.status == ToolStatus::Ok
+                            && self.agent.toolbox.is_untrusted(&decision.action.name)
+                        {
                             entry.observation =
                                 observe::mark_untrusted(&decision.action.name, &entry.observation);
                         }
