@@ -418,14 +418,7 @@ async fn hermes_submit_says_where_to_answer_when_it_has_no_terminal() {
     let submit = tokio::spawn(submit);
     // The question comes from the one task there is.
     let id = loop {
-        let list: Value = server
-            .get("/v1/tasks")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let list: Value = server.get_json("/v1/tasks").await;
         if let Some(id) = list[0]["id"].as_str() {
             break id.to_string();
         }

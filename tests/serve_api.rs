@@ -20,14 +20,7 @@ async fn a_task_submitted_over_http_streams_its_events_and_reports_like_plan() {
     let model = ScriptedServer::with_responder(model(Duration::ZERO)).await;
     let site = Site::new();
     let server = Server::start(&site, &model.base_url, &[]).await;
-    let health: Value = server
-        .get("/healthz")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health: Value = server.get_json("/healthz").await;
     assert_eq!(health, json!({"status": "ok", "tasks_running": 0}));
 
     let accepted = server.submit(json!({"goal": "Count the notes"})).await;
@@ -70,14 +63,7 @@ async fn a_task_submitted_over_http_streams_its_events_and_reports_like_plan() {
     let resumed = server.events(&id, Some(4)).await;
     assert_eq!(kinds(&resumed), ["subtask_finished", "task_ended"]);
 
-    let listed: Value = server
-        .get("/v1/tasks?status=finished")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = server.get_json("/v1/tasks?status=finished").await;
     assert_eq!(listed[0]["id"], id.as_str());
     assert_eq!(listed[0]["status"], "finished");
     let metrics = server
@@ -164,14 +150,7 @@ async fn bad_requests_get_clear_errors_and_lose_nothing() {
     assert_eq!(status.status(), 400);
 
     // Nothing was recorded for the refused requests; a good one still works.
-    let listed: Value = server
-        .get("/v1/tasks")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = server.get_json("/v1/tasks").await;
     assert_eq!(listed, json!([]));
     let accepted = server
         .submit(json!({"goal": "Count", "workspace": "team/a"}))
@@ -398,6 +377,22 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
         json!({"subtask": "s2", "after_round": 1}),
         "{events:?}"
     );
+    // The task that was queued at the crash ran once after it, with one
+    // `queued` and one `task_ended`.
+    let queued = server.events(&waiting, None).await;
+    assert_eq!(
+        kinds(&queued),
+        [
+            "queued",
+            "planned",
+            "subtask_started",
+            "round",
+            "subtask_finished",
+            "task_ended"
+        ],
+        "{queued:?}"
+    );
+    // Counted once both tasks have ended (the queued one plans after).
     // The planner was asked once for this task (the second plan is the
     // queued task's), and s1 ran once: the restart reused the plan and
     // s1's result. s2 was asked its first round once, and its second
@@ -419,21 +414,6 @@ async fn after_kill_9_a_restarted_server_resumes_the_task_without_running_finish
         .collect();
     assert_eq!((plans, s1_runs), (2, 1), "{asked:?}");
     assert_eq!(s2_rounds, [0, 1, 1], "{asked:?}");
-    // The task that was queued at the crash ran once after it, with one
-    // `queued` and one `task_ended`.
-    let queued = server.events(&waiting, None).await;
-    assert_eq!(
-        kinds(&queued),
-        [
-            "queued",
-            "planned",
-            "subtask_started",
-            "round",
-            "subtask_finished",
-            "task_ended"
-        ],
-        "{queued:?}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -455,14 +435,7 @@ async fn roles_registered_over_http_are_stored_and_planned_with_after_a_restart(
     );
     drop(server);
     let server = Server::start(&site, &model.base_url, &[]).await;
-    let roles: Value = server
-        .get("/v1/roles")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let roles: Value = server.get_json("/v1/roles").await;
     let names: Vec<&str> = roles
         .as_array()
         .unwrap()
@@ -511,14 +484,7 @@ async fn two_hundred_tasks_at_once_all_end_and_a_dead_model_server_ends_them_in_
             "{id}: {events:?}"
         );
     }
-    let finished: Value = server
-        .get("/v1/tasks?status=finished")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let finished: Value = server.get_json("/v1/tasks?status=finished").await;
     assert_eq!(finished.as_array().unwrap().len(), 200);
     drop(server);
 

@@ -149,6 +149,11 @@ impl Server {
         self.authorized(reqwest::Client::new().get(format!("{}{path}", self.url)))
     }
 
+    /// `GET path`, read as JSON.
+    pub async fn get_json(&self, path: &str) -> Value {
+        self.get(path).send().await.unwrap().json().await.unwrap()
+    }
+
     pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
         self.authorized(reqwest::Client::new().post(format!("{}{path}", self.url)))
     }
@@ -182,13 +187,7 @@ impl Server {
     }
 
     pub async fn task(&self, id: &str) -> Value {
-        self.get(&format!("/v1/tasks/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        self.get_json(&format!("/v1/tasks/{id}")).await
     }
 
     pub fn log(&self) -> String {
