@@ -188,3 +188,58 @@ async fn a_served_task_names_its_own_budget() {
         .unwrap();
     assert_eq!(response.status(), 400);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_role_s_own_budget_stops_each_of_its_runs() {
+    let model = ScriptedServer::with_responder(busy()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let roles = common::roles_dir(
+        "name = \"NAME\"\ndescription = \"Looks.\"\nsystem_prompt = \"You look.\"\ntoken_budget = 45\n",
+        &["worker"],
+    );
+    let run = hermes(
+        &[
+            "plan",
+            "Look around in four parts",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--workspace",
+            dir.path().to_str().unwrap(),
+            "--max-replans",
+            "0",
+            "--json",
+        ],
+        &model.base_url,
+    )
+    .await;
+    let report = run.outcome();
+    assert_eq!(report["status"], "failed", "{report}");
+    // Each run of the role stops at its own 45 tokens: three calls.
+    for subtask in report["subtasks"].as_array().unwrap() {
+        assert_eq!(subtask["rounds"], 3, "{subtask}");
+        assert!(
+            subtask["progress"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("budget was spent"),
+            "{subtask}"
+        );
+    }
+    // A cap of 0 is the role file's error, naming the field.
+    std::fs::write(
+        roles.path().join("worker.toml"),
+        "name = \"worker\"\ndescription = \"Looks.\"\nsystem_prompt = \"You look.\"\ncall_budget = 0\n",
+    )
+    .unwrap();
+    let listed = hermes(
+        &["roles", "--roles", roles.path().to_str().unwrap()],
+        &model.base_url,
+    )
+    .await;
+    assert_ne!(listed.code, 0);
+    assert!(
+        listed.stderr.contains("field `call_budget`"),
+        "{}",
+        listed.stderr
+    );
+}

@@ -24,7 +24,7 @@ use hermes_core::agent::LongTermMemory;
 use hermes_core::approval::{Approvals, NobodyToAsk, DEFAULT_APPROVAL_TIMEOUT};
 use hermes_core::faults::Faults;
 use hermes_core::journal::{self, JournalEntry};
-use hermes_core::llm::budget::Budget;
+use hermes_core::llm::budget::{Budget, Caps};
 use hermes_core::llm::Llm;
 use hermes_core::text::panic_message;
 use hermes_core::tools::Toolbox;
@@ -202,6 +202,16 @@ fn spawn_loop(myself: ActorRef<ExecutorMsg>, args: &ExecutorArgs, run: SubtaskRu
         Some(budget) => agent.with_budget(Arc::clone(budget)),
         None => agent,
     };
+    // The role's own cap, for this run only.
+    let caps = Caps {
+        tokens: args.role.token_budget,
+        calls: args.role.call_budget,
+    };
+    let agent = if caps.is_set() {
+        agent.with_budget(Budget::new(caps))
+    } else {
+        agent
+    };
     let cancel = args.cancel.clone();
     tokio::spawn(async move {
         let ended = AssertUnwindSafe(agent.resume(&goal, history, &cancel))
@@ -280,6 +290,8 @@ mod tests {
                 steer: Default::default(),
                 approve: Vec::new(),
                 approve_after_untrusted: false,
+                token_budget: None,
+                call_budget: None,
             },
             llm: Arc::new(ScriptedLlm::new(answers)),
             toolbox: Arc::new(Toolbox::new()),

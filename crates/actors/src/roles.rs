@@ -51,6 +51,13 @@ pub struct Role {
     /// code, or writes a file or fetches a URL that the text names.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approve_after_untrusted: bool,
+    /// Most prompt + completion tokens for one run of this role (each
+    /// subtask it takes); at the cap that run stops with status `budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+    /// Most model calls for one run of this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_budget: Option<u64>,
 }
 
 /// Per-role overrides of [`Limits`]: the one overlay type.
@@ -133,6 +140,12 @@ impl Role {
         }
         if let Err(e) = self.steer.check() {
             return Err(field("steer", e.to_string()));
+        }
+        if self.token_budget == Some(0) {
+            return Err(field("token_budget", "must be at least 1".into()));
+        }
+        if self.call_budget == Some(0) {
+            return Err(field("call_budget", "must be at least 1".into()));
         }
         for rule in self.approve.iter().map(RuleSpec::rule) {
             if rule.tool != "*" && !known_tools.contains(&rule.tool.as_str()) {

@@ -76,8 +76,9 @@ pub struct Agent {
     memory: Option<LongTermMemory>,
     /// Calls that wait for a person's approval, and who answers.
     approvals: Option<Approvals>,
-    /// The task's token and call budget, shared with whoever else spends it.
-    budget: Option<Arc<Budget>>,
+    /// Token and call budgets this agent's calls count against (the task's,
+    /// shared with whoever else spends it; a role's, its own).
+    budgets: Vec<Arc<Budget>>,
 }
 
 impl Agent {
@@ -98,16 +99,16 @@ impl Agent {
             faults: None,
             memory: None,
             approvals: None,
-            budget: None,
+            budgets: Vec::new(),
         }
     }
 
-    /// Counts every model call of this agent against `budget` (shared
-    /// with the task's other agents); the run stops with status `budget`
-    /// once it is spent.
+    /// Counts every model call of this agent against `budget` (a task's,
+    /// shared with its other agents, or one of its own); the run stops
+    /// with status `budget` once any of its budgets is spent.
     pub fn with_budget(mut self, budget: Arc<Budget>) -> Self {
         self.llm = BudgetedLlm::wrap(Arc::clone(&self.llm), &budget);
-        self.budget = Some(budget);
+        self.budgets.push(budget);
         self
     }
 

@@ -283,7 +283,7 @@ impl<'a> Run<'a> {
 
     /// Whether the task's budget is spent.
     fn budget_spent(&self) -> bool {
-        self.agent.budget.as_ref().is_some_and(|b| b.exhausted())
+        self.agent.budgets.iter().any(|b| b.exhausted())
     }
 
     /// The conversation the next decision is asked from.

@@ -221,6 +221,8 @@ fn roles(count: usize, tools: &[&str]) -> Result<RoleRegistry, PlanBenchError> {
             steer: Default::default(),
             approve: Vec::new(),
             approve_after_untrusted: false,
+            token_budget: None,
+            call_budget: None,
         };
         registry
             .register(role, tools)
