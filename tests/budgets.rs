@@ -107,31 +107,37 @@ async fn a_run_stops_at_its_token_budget_with_its_report() {
     assert!(bad.stderr.contains("--token-budget"), "{}", bad.stderr);
 }
 
+/// `hermes plan` of four looking subtasks by a `worker` whose role file
+/// ends with `role_extra`, with `flags`; the role folder is returned too.
+async fn plan_four(
+    model: &ScriptedServer,
+    role_extra: &str,
+    flags: &[&str],
+) -> (common::Run, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let roles = common::roles_dir(
+        &format!("name = \"NAME\"\ndescription = \"Looks.\"\nsystem_prompt = \"You look.\"\n{role_extra}"),
+        &["worker"],
+    );
+    let mut args = vec![
+        "plan",
+        "Look around in four parts",
+        "--roles",
+        roles.path().to_str().unwrap(),
+        "--workspace",
+        dir.path().to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(flags);
+    let run = hermes(&args, &model.base_url).await;
+    (run, roles)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plan_stops_every_executor_at_its_budget_and_the_usage_adds_up() {
     let model = ScriptedServer::with_responder(busy()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let roles = common::roles_dir(
-        "name = \"NAME\"\ndescription = \"Looks.\"\nsystem_prompt = \"You look.\"\n",
-        &["worker"],
-    );
-    let run = hermes(
-        &[
-            "plan",
-            "Look around in four parts",
-            "--roles",
-            roles.path().to_str().unwrap(),
-            "--workspace",
-            dir.path().to_str().unwrap(),
-            "--concurrency",
-            "4",
-            "--token-budget",
-            "300",
-            "--json",
-        ],
-        &model.base_url,
-    )
-    .await;
+    let (run, _roles) =
+        plan_four(&model, "", &["--concurrency", "4", "--token-budget", "300"]).await;
     assert_eq!(run.code, 3, "{}", run.stderr);
     let report = run.outcome();
     assert_eq!(report["status"], "budget", "{report}");
@@ -192,26 +198,7 @@ async fn a_served_task_names_its_own_budget() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_role_s_own_budget_stops_each_of_its_runs() {
     let model = ScriptedServer::with_responder(busy()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let roles = common::roles_dir(
-        "name = \"NAME\"\ndescription = \"Looks.\"\nsystem_prompt = \"You look.\"\ntoken_budget = 45\n",
-        &["worker"],
-    );
-    let run = hermes(
-        &[
-            "plan",
-            "Look around in four parts",
-            "--roles",
-            roles.path().to_str().unwrap(),
-            "--workspace",
-            dir.path().to_str().unwrap(),
-            "--max-replans",
-            "0",
-            "--json",
-        ],
-        &model.base_url,
-    )
-    .await;
+    let (run, roles) = plan_four(&model, "token_budget = 45\n", &["--max-replans", "0"]).await;
     let report = run.outcome();
     assert_eq!(report["status"], "failed", "{report}");
     // Each run of the role stops at its own 45 tokens: three calls.
