@@ -69,19 +69,21 @@ struct Expire {
     service: Service,
     task: String,
     call_id: String,
-    armed: bool,
+    /// The stored question while it waits; `None` once answered.
+    question: Option<Value>,
 }
 
 impl Drop for Expire {
     fn drop(&mut self) {
-        if !self.armed {
+        let Some(question) = self.question.take() else {
             return;
-        }
+        };
         let key = (self.task.clone(), self.call_id.clone());
         if self.service.pending().remove(&key).is_some() {
             self.service.settle(
                 &self.task,
                 &self.call_id,
+                question,
                 "expired",
                 "timeout",
                 Some("no answer in time, or the task stopped".into()),
@@ -132,13 +134,14 @@ impl Service {
         // Waiting first, then looking: an answer stored between the two is
         // seen by the look.
         self.pending().insert(key.clone(), tx);
-        match self.store().approval(id, &request.call_id) {
+        let question = match self.store().approval(id, &request.call_id) {
             Ok(Some(stored)) => {
                 if let Some(verdict) = answered(&stored) {
                     self.pending().remove(&key);
                     return verdict;
                 }
                 // Still pending from before a restart: wait again, quietly.
+                stored
             }
             Ok(None) => {
                 let stored = json!({"request": request, "state": "pending"});
@@ -160,22 +163,23 @@ impl Service {
                         "reason": request.reason,
                     }),
                 );
+                stored
             }
             Err(e) => {
                 self.pending().remove(&key);
                 return Verdict::no("server", format!("the question could not be read: {e}"));
             }
-        }
+        };
         let mut expire = Expire {
             service: self.clone(),
             task: id.to_string(),
             call_id: request.call_id.clone(),
-            armed: true,
+            question: Some(question),
         };
         let verdict = rx
             .await
             .unwrap_or_else(|_| Verdict::no("server", "the question was dropped"));
-        expire.armed = false;
+        expire.question = None;
         verdict
     }
 
@@ -203,7 +207,7 @@ impl Service {
             .pending()
             .remove(&(id.to_string(), call_id.to_string()));
         let state = if approve { "approved" } else { "denied" };
-        let record = self.settle(id, call_id, state, "http", note.clone());
+        let record = self.settle(id, call_id, stored, state, "http", note.clone());
         if let Some((_, tx)) = waiting {
             let _ = tx.send(Verdict {
                 approved: approve,
@@ -216,21 +220,17 @@ impl Service {
         Ok(record)
     }
 
-    /// Stores a question's end and tells the stream.
+    /// Stores the end of question `stored` (as it was read or written)
+    /// and tells the stream.
     fn settle(
         &self,
         id: &str,
         call_id: &str,
+        mut stored: Value,
         state: &str,
         by: &str,
         note: Option<String>,
     ) -> Value {
-        let mut stored = self
-            .store()
-            .approval(id, call_id)
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| json!({}));
         stored["state"] = state.into();
         stored["by"] = by.into();
         stored["note"] = note.clone().into();

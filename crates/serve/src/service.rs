@@ -225,6 +225,15 @@ impl Service {
         Ok(record)
     }
 
+    /// Submits a task and answers as `POST /v1/tasks` does: its id,
+    /// `queued` or `running` as it is now (a free slot may already have
+    /// started it), and its trace id.
+    pub fn accept(&self, spec: TaskSpec) -> Result<Value, ServiceError> {
+        let record = self.submit(spec)?;
+        let now = self.task(&record.id).unwrap_or(record);
+        Ok(now.accepted())
+    }
+
     /// The task with this id.
     pub fn task(&self, id: &str) -> Result<TaskRecord, ServiceError> {
         self.inner

@@ -26,7 +26,7 @@ impl LiveTask {
         }
         self.answering = true;
         let messages = plan::final_messages(&self.dag.task, &results);
-        let llm = super::budgeted(cx.config.models.default_model(), self.budget.as_ref());
+        let llm = super::budget::budgeted(cx.config.models.default_model(), self.budget.as_ref());
         let temperature = cx.config.limits.temperature;
         let span = tracing::info_span!(parent: &self.span, "answer");
         ask_then_tell(cx.myself, self.id, span, async move {

@@ -18,6 +18,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Span;
 
+mod budget;
+
+use budget::{budgeted, watch_budget};
 mod ending;
 mod executors;
 
@@ -31,8 +34,7 @@ use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, 
 use super::report::TaskReport;
 use hermes_core::agent::{Outcome, StopStatus};
 use hermes_core::journal::JournalEntry;
-use hermes_core::llm::budget::{Budget, BudgetedLlm};
-use hermes_core::llm::Llm;
+use hermes_core::llm::budget::Budget;
 use hermes_core::llm::Usage;
 use hermes_core::telemetry;
 use hermes_core::text::clip;
@@ -137,11 +139,6 @@ impl LiveTask {
             TaskEvent::Planned(asked)
         });
         Self::new(cx, id, request.task, timeout, reply, cancel, span).with_budget(budget)
-    }
-
-    fn with_budget(mut self, budget: Option<Arc<Budget>>) -> Self {
-        self.budget = budget;
-        self
     }
 
     fn new(
@@ -361,27 +358,10 @@ impl LiveTask {
         self.wind_down(cx).await;
     }
 
-    /// The budget is spent: the task winds down as at the deadline, and
-    /// its status is `budget`.
-    async fn on_budget_spent(&mut self, cx: &mut Cx<'_>) {
-        if self.dag.over_budget || self.is_done() {
-            return;
-        }
-        let why = self
-            .budget
-            .as_ref()
-            .map_or_else(|| "budget spent".to_string(), |b| b.describe());
-        telemetry::set_error(&self.span, why);
-        self.dag.over_budget = true;
-        if !self.dag.timed_out {
-            self.wind_down(cx).await;
-        }
-    }
-
     /// Nothing new starts, pending subtasks are skipped, running loops are
     /// cancelled through the task's token and report their progress (or
     /// are cut off after [`DEADLINE_GRACE`]).
-    async fn wind_down(&mut self, cx: &mut Cx<'_>) {
+    pub(super) async fn wind_down(&mut self, cx: &mut Cx<'_>) {
         self.dag.time_out();
         self.cancel.cancel();
         let id = self.id;
@@ -497,31 +477,4 @@ impl LiveTask {
             telemetry::set_error(&span, error.to_string());
         }
     }
-}
-
-/// `llm`, counted against `budget` when the task has one.
-pub(super) fn budgeted(llm: Arc<dyn Llm>, budget: Option<&Arc<Budget>>) -> Arc<dyn Llm> {
-    match budget {
-        Some(budget) => BudgetedLlm::wrap(llm, budget),
-        None => llm,
-    }
-}
-
-/// Tells the planner when task `id`'s budget is spent; gives up when the
-/// task ends first (its token is cancelled when it replies).
-fn watch_budget(
-    planner: ActorRef<PlannerMsg>,
-    id: TaskId,
-    spent: CancellationToken,
-    ended: CancellationToken,
-) {
-    tokio::spawn(async move {
-        tokio::select! {
-            biased;
-            _ = spent.cancelled() => {
-                let _ = planner.send_message(PlannerMsg::Task(id, TaskEvent::BudgetSpent));
-            }
-            _ = ended.cancelled() => {}
-        }
-    });
 }

@@ -35,7 +35,7 @@ pub(super) async fn submit(
     let body = body.map_err(body_error)?;
     let parsed: SubmitBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("invalid task: {e}")))?;
-    let record = app.service.submit(TaskSpec {
+    let accepted = app.service.accept(TaskSpec {
         goal: parsed.goal,
         timeout_secs: parsed.timeout_secs,
         max_replans: parsed.max_replans,
@@ -43,9 +43,7 @@ pub(super) async fn submit(
         token_budget: parsed.token_budget,
         call_budget: parsed.call_budget,
     })?;
-    // The record as it is now: a free slot may already have started it.
-    let now = app.service.task(&record.id).unwrap_or(record);
-    Ok(json_response(StatusCode::ACCEPTED, &now.accepted()))
+    Ok(json_response(StatusCode::ACCEPTED, &accepted))
 }
 
 pub(super) async fn list(State(app): State<App>, uri: Uri) -> Result<Response, ApiError> {

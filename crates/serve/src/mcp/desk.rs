@@ -23,11 +23,7 @@ impl Desk {
     /// `trace_id`).
     pub async fn submit(&self, spec: TaskSpec) -> Result<Value, String> {
         match self {
-            Desk::Local(service) => {
-                let record = service.submit(spec).map_err(|e| e.to_string())?;
-                let now = service.task(&record.id).unwrap_or(record);
-                Ok(now.accepted())
-            }
+            Desk::Local(service) => service.accept(spec).map_err(|e| e.to_string()),
             Desk::Remote(client) => {
                 let body = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
                 client.post("/v1/tasks", &body).await
