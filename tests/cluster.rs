@@ -20,6 +20,9 @@ const COOKIE: &str = "s3cret-cookie";
 
 const ROLE: &str = "name = \"NAME\"\ndescription = \"Does NAME work.\"\nsystem_prompt = \"You are NAME.\"\ntools = [\"read_file\"]\n";
 
+/// A role that writes and lists files (for approvals and budgets).
+const HANDS_ROLE: &str = "name = \"NAME\"\ndescription = \"Does NAME work.\"\nsystem_prompt = \"You are NAME.\"\ntools = [\"write_file\", \"list_dir\"]\n";
+
 fn roles_dir(names: &[&str]) -> tempfile::TempDir {
     common::roles_dir(ROLE, names)
 }
@@ -67,8 +70,25 @@ impl NodeProc {
         cookie: &str,
         extra: &[&str],
     ) -> NodeProc {
+        Self::launch(addr, name, roles_dir(roles), base_url, cookie, extra).await
+    }
+
+    /// A node serving `worker` with [`HANDS_ROLE`].
+    async fn start_hands(name: &str, base_url: &str) -> NodeProc {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let roles = common::roles_dir(HANDS_ROLE, &["worker"]);
+        Self::launch(&addr, name, roles, base_url, COOKIE, &[]).await
+    }
+
+    async fn launch(
+        addr: &str,
+        name: &str,
+        roles: tempfile::TempDir,
+        base_url: &str,
+        cookie: &str,
+        extra: &[&str],
+    ) -> NodeProc {
         let addr = addr.to_string();
-        let roles = roles_dir(roles);
         let workspace = tempfile::tempdir().unwrap();
         let mut child = tokio::process::Command::new(hermes_bin())
             .args([
@@ -111,6 +131,10 @@ impl NodeProc {
 
     fn stderr(&self) -> String {
         self.lines.lock().unwrap().join("\n")
+    }
+
+    fn workspace(&self) -> &std::path::Path {
+        self._workspace.path()
     }
 
     async fn wait_for(&self, needle: &str, within: Duration) {
@@ -786,5 +810,170 @@ async fn a_served_task_runs_its_subtasks_on_the_nodes_given_to_hermes_serve() {
         served.log().contains("connected to node w1"),
         "{}",
         served.log()
+    );
+}
+
+/// Waits until `served` has a session with node `name`.
+async fn wait_connected(served: &Server, name: &str) {
+    for _ in 0..200 {
+        if served.log().contains(&format!("connected to node {name}")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The pools' process groups arrive just after the session.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+}
+
+/// Task `id`'s events so far (the stream read for a moment, not to its end).
+async fn events_so_far(served: &Server, id: &str) -> Vec<(u64, String, Value)> {
+    let mut response = served
+        .get(&format!("/v1/tasks/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    let mut body = String::new();
+    while let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_millis(200), response.chunk())
+        .await
+        .unwrap_or(Ok(None))
+    {
+        body.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    common::serve::parse_sse(&body)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_executor_asks_the_planner_s_approver_and_runs_the_call_on_a_yes() {
+    // One `worker` subtask whose first round writes out.txt; it then says
+    // whether the write ran.
+    let server = ScriptedServer::with_responder(|req| {
+        if is_planner(req) {
+            plan_reply(&[subtask("s1", "worker", "write the greeting")])
+        } else if is_answer(req) {
+            text("FINAL")
+        } else if common::rounds_shown(req) == 0 {
+            common::decision("write_file", json!({"path": "out.txt", "content": "hello"}))
+        } else if common::messages_text(req).contains("not run:") {
+            finish("refused")
+        } else {
+            finish("written")
+        }
+    })
+    .await;
+    let w1 = NodeProc::start_hands("w1", &server.base_url).await;
+    let site = Site::new();
+    let served = Server::start(
+        &site,
+        &server.base_url,
+        &[
+            "--connect",
+            &w1.addr,
+            "--cookie",
+            COOKIE,
+            "--approve",
+            "write_file",
+        ],
+    )
+    .await;
+    wait_connected(&served, "w1").await;
+    for (approve, result) in [(true, "written"), (false, "refused")] {
+        let _ = std::fs::remove_file(w1.workspace().join("out.txt"));
+        let id = served.submit(json!({"goal": "Write a greeting"})).await["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut asked = None;
+        for _ in 0..300 {
+            asked = events_so_far(&served, &id)
+                .await
+                .into_iter()
+                .find(|e| e.1 == "approval_needed");
+            if asked.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let asked = asked
+            .unwrap_or_else(|| panic!("no question:\n{}\n{}", served.log(), w1.stderr()))
+            .2;
+        assert_eq!(asked["tool"], "write_file", "{asked}");
+        assert_eq!(asked["subtask"], "s1");
+        assert_eq!(asked["role"], "worker");
+        assert!(
+            !w1.workspace().join("out.txt").exists(),
+            "ran before the answer"
+        );
+        let call_id = asked["call_id"].as_str().unwrap();
+        let response = served
+            .post(&format!("/v1/tasks/{id}/approvals/{call_id}"))
+            .json(&json!({"approve": approve, "note": "checked"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        let events = served.events(&id, None).await;
+        let task = served.task(&id).await;
+        assert_eq!(task["subtasks"][0]["node"], "w1", "{task}");
+        assert_eq!(task["subtasks"][0]["result"], result, "{task}");
+        let decided = events.iter().find(|e| e.1 == "approval_decided").unwrap();
+        assert_eq!(decided.2["by"], "http");
+        assert_eq!(
+            w1.workspace().join("out.txt").exists(),
+            approve,
+            "the remote call ran only on a yes"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_executor_s_model_calls_count_against_the_task_s_budget() {
+    // The executor lists a new folder every round and never finishes.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let server = ScriptedServer::with_responder(move |req| {
+        if is_planner(req) {
+            plan_reply(&[subtask("s1", "worker", "look around")])
+        } else if is_answer(req) {
+            text("FINAL")
+        } else {
+            let call = seen.fetch_add(1, Ordering::SeqCst);
+            let look = common::decision("list_dir", json!({"path": format!("./d{call}")}));
+            Reply::Delay(Duration::from_millis(100), Box::new(look))
+        }
+    })
+    .await;
+    let w1 = NodeProc::start_hands("w1", &server.base_url).await;
+    let roles = common::roles_dir(HANDS_ROLE, &["worker"]);
+    let workspace = tempfile::tempdir().unwrap();
+    let run = hermes(
+        &[
+            "plan",
+            "Look around",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--workspace",
+            workspace.path().to_str().unwrap(),
+            "--connect",
+            &w1.addr,
+            "--cookie",
+            COOKIE,
+            "--call-budget",
+            "6",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 3, "{}\n{}", run.stderr, w1.stderr());
+    let report = run.outcome();
+    assert_eq!(report["status"], "budget", "{report}");
+    assert_eq!(report["subtasks"][0]["node"], "w1", "{report}");
+    // One planning call, then the remote executor's: the sixth spends the
+    // budget and the planner stops the run (a call in flight may finish).
+    let executor_calls = calls.load(Ordering::SeqCst);
+    assert!(
+        (5..=6).contains(&executor_calls),
+        "{executor_calls} remote calls\n{}",
+        w1.stderr()
     );
 }

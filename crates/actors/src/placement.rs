@@ -13,8 +13,12 @@ use async_trait::async_trait;
 use ractor::{ActorCell, ActorRef, DerivedActorRef, SpawnErr};
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
 use super::executor::TaskJournals;
 use super::messages::{ExecutorMsg, ExecutorReport, TaskId};
+use hermes_core::approval::Approvals;
+use hermes_core::llm::budget::Budget;
 
 /// Where subtasks may run besides this process.
 #[async_trait]
@@ -52,4 +56,9 @@ pub struct RemoteRun {
     pub journals: TaskJournals,
     /// Cancelled at the task deadline or when the planner stops the run.
     pub cancel: CancellationToken,
+    /// Who answers the run's approval questions, with the command line's
+    /// rules (`None`: nobody; the role's rules then refuse).
+    pub approvals: Option<Approvals>,
+    /// The task's budget, when capped: the remote calls count against it.
+    pub budget: Option<Arc<Budget>>,
 }

@@ -23,9 +23,10 @@ use tokio::sync::{broadcast, oneshot};
 use tokio_rustls::TlsConnector;
 use tokio_util::sync::CancellationToken;
 
+use super::desk::{Desk, DeskArgs, DeskBook};
 use super::peers::{self, Peer, PeerEvent};
 use super::tls::{self, TlsFiles};
-use super::wire::{role_group, PoolInfo, PoolMsg, Wire, PROTOCOL};
+use super::wire::{role_group, DeskMsg, PoolInfo, PoolMsg, Wire, PROTOCOL};
 use super::ClusterError;
 
 /// How long `Cluster::connect` waits for the first session with each node.
@@ -91,6 +92,10 @@ impl Drop for PickedPool {
 struct Inner {
     server: ActorRef<NodeServerMessage>,
     identity: String,
+    /// Where remote runs ask and spend ([`Desk`]).
+    desk: ActorRef<DeskMsg>,
+    /// The runs the desk answers for.
+    book: DeskBook,
     /// Ready sessions by session number.
     ready: DashMap<u64, Peer>,
     /// Subtasks this planner has in flight, by node name.
@@ -155,9 +160,21 @@ impl Cluster {
             .await
             .map_err(|e| ClusterError::Start(e.to_string()))?;
         let _ = ractor::call_t!(server, NodeServerMessage::GetSessions, 1_000);
+        let identity = format!("{name}@{host}");
+        // Joined before the first dial, so every session carries it.
+        let book = DeskBook::default();
+        let desk_args = DeskArgs {
+            identity: identity.clone(),
+            book: book.clone(),
+        };
+        let (desk, _) = Actor::spawn(None, Desk, desk_args)
+            .await
+            .map_err(|e| ClusterError::Start(e.to_string()))?;
         let inner = Arc::new(Inner {
             server,
-            identity: format!("{name}@{host}"),
+            identity,
+            desk,
+            book,
             ready: DashMap::new(),
             load: DashMap::new(),
             capacity: DashMap::new(),
@@ -188,6 +205,11 @@ impl Cluster {
     /// This planner's node identity (`name@host`); remote runs carry it.
     pub fn identity(&self) -> &str {
         &self.inner.identity
+    }
+
+    /// The remote runs this planner's desk answers for.
+    pub fn desk_book(&self) -> &DeskBook {
+        &self.inner.book
     }
 
     /// Names of the nodes with a ready session.
@@ -239,6 +261,7 @@ impl Cluster {
     /// Stops dialing and closes every session.
     pub async fn shutdown(&self) {
         self.inner.stop.cancel();
+        self.inner.desk.stop(Some("planner shutdown".into()));
         let _ = self
             .inner
             .server

@@ -19,11 +19,20 @@
 //! messages ([`wire`]) are JSON-encoded serde types that carry the W3C
 //! trace context, so remote spans join the task's trace.
 //!
+//! The one way back from a node to a planner besides a run's answer is the
+//! planner's [`Desk`](desk::Desk) (process group `hermes.desk.<identity>`):
+//! a remote executor asks its approval questions there and reports its
+//! model calls' tokens there, so the planner's approver and the task's
+//! budget cover every node.
+//!
 //! Read: `wire.rs` (what crosses nodes), `node.rs` + `pool.rs` +
-//! `run_host.rs` (the worker side), `client.rs` + `remote.rs` (the
-//! planner side), `peers.rs` (session events), `tls.rs`, `events.rs`.
+//! `run_host.rs` + `desk_link.rs` (the worker side), `client.rs` +
+//! `remote.rs` + `desk.rs` (the planner side), `peers.rs` (session
+//! events), `tls.rs`, `events.rs`.
 
 pub mod client;
+pub mod desk;
+pub mod desk_link;
 pub mod events;
 pub mod node;
 pub mod peers;

@@ -218,6 +218,8 @@ mod tests {
             attempt: 0,
             history: vec![],
             trace_context: HashMap::new(),
+            approvals: None,
+            budgeted: false,
         }
     }
 

@@ -15,7 +15,8 @@ use ractor::rpc::CallResult;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
 
 use super::client::{Cluster, PickedPool};
-use super::wire::{PoolMsg, RunEnded, RunRequest, Wire, PROTOCOL};
+use super::desk::{DeskBook, DeskEntry};
+use super::wire::{PoolMsg, RemoteApprovals, RunEnded, RunRequest, Wire, PROTOCOL};
 use hermes_actors::messages::{ExecutorMsg, ExecutorReport, LoopPanic, SubtaskRun};
 use hermes_actors::placement::{Placement, RemoteRun, RemoteSlot};
 
@@ -29,8 +30,10 @@ pub struct RemoteArgs {
     pub placement: PickedPool,
     /// This planner's node identity (`name@host`).
     pub origin: String,
+    /// The planner's desk, where the run's questions and spends arrive.
+    pub desk: DeskBook,
     /// What the run shares with its task (where the outcome goes, the
-    /// task's journals, the token that stops it).
+    /// task's journals, the token that stops it, approvals, budget).
     pub run: RemoteRun,
 }
 
@@ -120,6 +123,17 @@ fn send(myself: ActorRef<ExecutorMsg>, args: &RemoteArgs, run: SubtaskRun, run_i
     let subtask = run.subtask.id.clone();
     journals.insert(subtask.clone(), run.history.clone());
     let wait = run.limits.timeout + REMOTE_GRACE;
+    let approvals = args.run.approvals.as_ref().map(|a| RemoteApprovals {
+        policy: a.policy().clone(),
+        timeout_ms: a.timeout().as_millis() as u64,
+    });
+    let ticket = args.desk.open(
+        &run_id,
+        DeskEntry {
+            approvals: args.run.approvals.clone(),
+            budget: args.run.budget.clone(),
+        },
+    );
     let request = RunRequest {
         protocol: PROTOCOL,
         run_id: run_id.clone(),
@@ -130,8 +144,12 @@ fn send(myself: ActorRef<ExecutorMsg>, args: &RemoteArgs, run: SubtaskRun, run_i
         attempt: run.attempt,
         history: run.history,
         trace_context: run.trace_context,
+        approvals,
+        budgeted: args.run.budget.is_some(),
     };
     tokio::spawn(async move {
+        // Questions and spends are answered while the run is awaited.
+        let _ticket = ticket;
         let call = pool.call(|port| PoolMsg::Run(Wire::new(request), port), Some(wait));
         tokio::pin!(call);
         let answer = tokio::select! {
@@ -174,6 +192,8 @@ pub struct ClusterSlot {
     pub picked: PickedPool,
     /// This planner's node identity (`name@host`).
     pub origin: String,
+    /// The planner's desk.
+    pub desk: DeskBook,
 }
 
 #[async_trait]
@@ -190,6 +210,7 @@ impl RemoteSlot for ClusterSlot {
         let args = RemoteArgs {
             placement: self.picked,
             origin: self.origin,
+            desk: self.desk,
             run,
         };
         Actor::spawn_linked(None, RemoteExecutor, args, supervisor)
@@ -207,6 +228,7 @@ impl Placement for Cluster {
         Some(Box::new(ClusterSlot {
             picked,
             origin: self.identity().to_string(),
+            desk: self.desk_book().clone(),
         }))
     }
 

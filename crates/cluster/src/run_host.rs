@@ -8,11 +8,13 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
+use super::desk_link::{DeskApprover, DeskLink, SpendingLlm};
 use super::events::NodeEvent;
 use super::shared::NodeShared;
 use super::wire::{RunEnded, RunRequest, Wire};
 use hermes_actors::executor::{Executor, ExecutorArgs, TaskJournals};
 use hermes_actors::messages::{ExecutorMsg, SubtaskRun};
+use hermes_core::approval::Approvals;
 use hermes_core::faults::Faults;
 use hermes_core::limits::Limits;
 
@@ -111,10 +113,24 @@ impl Actor for RunHost {
             )));
             return Err("role gone".into());
         };
+        // Questions go to the planner's approver and calls count against
+        // the task's budget, through the planner's desk.
+        let link = DeskLink::new(&request.origin, &request.run_id);
+        let approvals = request.approvals.as_ref().map(|a| {
+            Approvals::new(
+                a.policy.clone(),
+                Arc::new(DeskApprover(link.clone())),
+                std::time::Duration::from_millis(a.timeout_ms),
+            )
+        });
+        let mut llm = shared.models.for_role(role.model.as_deref());
+        if request.budgeted {
+            llm = SpendingLlm::wrap(llm, link);
+        }
         let args = ExecutorArgs {
             report_to: myself.get_derived(),
             task: 0,
-            llm: shared.models.for_role(role.model.as_deref()),
+            llm,
             role,
             toolbox: Arc::clone(&shared.toolbox),
             journals: Arc::clone(&state.journals),
@@ -122,11 +138,8 @@ impl Actor for RunHost {
             faults: Faults::none(),
             memory: None,
             events: None,
-            // Nobody on a node answers approval questions yet: calls a
-            // role's rules name are refused here.
-            approvals: None,
-            // A task's budget does not reach nodes yet: remote rounds are
-            // counted in the report's usage but not capped here.
+            approvals,
+            // Counted at the planner (the spends above); it stops the run.
             budget: None,
         };
         shared.emit(NodeEvent::Started {

@@ -15,15 +15,25 @@ use serde::{Deserialize, Serialize};
 
 use hermes_actors::plan::PlannedSubtask;
 use hermes_core::agent::{Goal, Outcome};
+use hermes_core::approval::{ApprovalPolicy, ApprovalRequest, Verdict};
 use hermes_core::journal::JournalEntry;
 use hermes_core::limits::Limits;
 
 /// Version of the messages below; a pool refuses a run of another version.
-pub const PROTOCOL: u32 = 2;
+/// (3: runs carry the planner's approval rules and budget, and nodes ask
+/// the planner's desk.)
+pub const PROTOCOL: u32 = 3;
 
 /// The process group every pool serving `role` joins.
 pub fn role_group(role: &str) -> String {
     format!("hermes.role.{role}")
+}
+
+/// The process group of the desk of the planner whose identity is
+/// `origin` (`name@host`): where its remote runs ask for approvals and
+/// count their model calls.
+pub fn desk_group(origin: &str) -> String {
+    format!("hermes.desk.{origin}")
 }
 
 /// A serde payload as it travels between nodes (JSON), or why it did not
@@ -83,6 +93,42 @@ pub struct RunRequest {
     /// W3C trace context of the subtask span (`traceparent`, `tracestate`),
     /// so the remote `executor.run` span joins the task's trace.
     pub trace_context: HashMap<String, String>,
+    /// The planner's approval rules, when it has someone to ask: the
+    /// node adds its role's rules and asks the planner's desk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<RemoteApprovals>,
+    /// Whether the task has a token or call budget: the node then reports
+    /// each model call's tokens to the planner's desk.
+    #[serde(default)]
+    pub budgeted: bool,
+}
+
+/// The approval settings a planner sends with a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteApprovals {
+    /// The command line's rules.
+    pub policy: ApprovalPolicy,
+    /// How long a call waits for its answer, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// A remote run's approval question, sent to its planner's desk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeskQuestion {
+    /// The run asking ([`RunRequest::run_id`]).
+    pub run_id: String,
+    /// The call.
+    pub request: ApprovalRequest,
+}
+
+/// Tokens one model call of a remote run spent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeskSpend {
+    /// The run ([`RunRequest::run_id`]).
+    pub run_id: String,
+    /// Prompt + completion tokens (0 for a failed call: it still counts
+    /// as a call).
+    pub tokens: u64,
 }
 
 /// How a remote run ended.
@@ -137,6 +183,21 @@ pub enum PoolMsg {
     Cancel(String),
 }
 
+/// The messages a planner's desk takes from the nodes running its
+/// subtasks: the one way back from a node to a planner besides a run's
+/// answer.
+// A question is sent once and moved: boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(RactorClusterMessage)]
+pub enum DeskMsg {
+    /// Ask whoever answers the planner's approval questions (a terminal,
+    /// `hermes serve`'s HTTP API, a policy); the reply is the verdict.
+    #[rpc]
+    Ask(Wire<DeskQuestion>, RpcReplyPort<Wire<Verdict>>),
+    /// Count a model call against the task's budget.
+    Spend(Wire<DeskSpend>),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +220,15 @@ mod tests {
             attempt: 1,
             history: vec![],
             trace_context: HashMap::from([("traceparent".into(), "00-ab-cd-01".into())]),
+            approvals: Some(RemoteApprovals {
+                policy: ApprovalPolicy::new(vec![hermes_core::approval::ApprovalRule::parse_flag(
+                    "write_file:unless_path=out/**",
+                )
+                .unwrap()])
+                .after_untrusted(true),
+                timeout_ms: 1_500,
+            }),
+            budgeted: true,
         };
         let back = Wire::<RunRequest>::from_bytes(Wire::new(request).into_bytes())
             .0
@@ -166,6 +236,15 @@ mod tests {
         assert_eq!(back.run_id, "r1");
         assert_eq!(back.limits, Limits::default());
         assert_eq!(back.trace_context["traceparent"], "00-ab-cd-01");
+        let approvals = back.approvals.unwrap();
+        assert_eq!(approvals.timeout_ms, 1_500);
+        assert!(approvals
+            .policy
+            .needs("write_file", &serde_json::json!({"path": "a.txt"})));
+        assert!(!approvals
+            .policy
+            .needs("write_file", &serde_json::json!({"path": "out/a.txt"})));
+        assert!(back.budgeted);
 
         let outcome = Outcome::failed("g", "boom");
         let ended = RunEnded::Finished {

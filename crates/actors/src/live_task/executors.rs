@@ -93,6 +93,8 @@ impl LiveTask {
                     task: args.task,
                     journals: args.journals,
                     cancel: args.cancel,
+                    approvals: args.approvals,
+                    budget: args.budget,
                 };
                 slot.spawn(remote, cx.myself.get_cell()).await
             }

@@ -89,7 +89,7 @@ impl ApprovalRequest {
 }
 
 /// An approver's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     /// Whether the call may run.
     pub approved: bool,
@@ -212,6 +212,24 @@ impl Approvals {
         &self.policy
     }
 
+    /// How long a call waits for its answer.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The approver's answer for `request`, asked without checking the
+    /// policy (the caller already did: an executor on another node asking
+    /// through its planner); no answer within the timeout is a no.
+    pub async fn ask(&self, request: &ApprovalRequest) -> Verdict {
+        match tokio::time::timeout(self.timeout, self.approver.decide(request)).await {
+            Ok(verdict) => verdict,
+            Err(_) => Verdict::no(
+                "timeout",
+                format!("no answer within {} s", self.timeout.as_secs()),
+            ),
+        }
+    }
+
     /// `None` when `request`'s call needs no approval; else the decision
     /// (a timeout is a no). `effect` is what the tool does; `untrusted`,
     /// the tool and text of the previous round when it came from outside.
@@ -231,14 +249,7 @@ impl Approvals {
             reason,
             ..request.clone()
         };
-        let verdict = match tokio::time::timeout(self.timeout, self.approver.decide(request)).await
-        {
-            Ok(verdict) => verdict,
-            Err(_) => Verdict::no(
-                "timeout",
-                format!("no answer within {} s", self.timeout.as_secs()),
-            ),
-        };
+        let verdict = self.ask(request).await;
         Some(ApprovalRecord {
             call_id: request.call_id.clone(),
             approved: verdict.approved,

@@ -142,11 +142,14 @@ impl ApprovalRule {
 }
 
 /// The rules that apply to one agent (a role's and the command line's).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Serializable so that a planner's rules travel with a subtask to the
+/// node that runs it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalPolicy {
     rules: Vec<ApprovalRule>,
     /// Ask before a call right after untrusted text that writes, runs
     /// code, or fetches a URL found in that text.
+    #[serde(default)]
     after_untrusted: bool,
 }
 
