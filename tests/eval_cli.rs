@@ -605,3 +605,87 @@ async fn shipped_script_solves_every_shipped_task_and_seeded_faults_give_a_fixed
     };
     assert_eq!(passed(&a), passed(&b));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mode_run_plan_runs_each_task_both_ways_and_reports_them_side_by_side() {
+    let server = ScriptedServer::with_responder(|request| {
+        let system = request["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default();
+        if system.contains("You are the planner") {
+            return Reply::Content(
+                json!({"subtasks": [{"id": "s1", "role": "worker", "goal": "MARK-A: write alpha to a.txt.", "outputs": ["a.txt"], "depends_on": []}]})
+                    .to_string(),
+            );
+        }
+        if system.contains("final answer of a team") {
+            return common::text("a.txt written");
+        }
+        match round_of(request) {
+            1 => decision("write_file", json!({"path": "a.txt", "content": "alpha"})),
+            _ => finish("wrote a.txt"),
+        }
+    })
+    .await;
+    let (dir, suite) = suite_dir(
+        "name = \"modes\"\n[[task]]\nid = \"task-a\"\ngoal = \"MARK-A: write alpha to a.txt.\"\n[[task.check]]\nfile = \"a.txt\"\nequals = \"alpha\"\n",
+    );
+    let roles = common::roles_dir(
+        "name = \"NAME\"\ndescription = \"Does small jobs.\"\nsystem_prompt = \"You work.\"\n",
+        &["worker"],
+    );
+    let out = dir.path().join("out");
+    let run = hermes(
+        &[
+            "eval",
+            suite.to_str().unwrap(),
+            "--mode",
+            "run,plan",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--report",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.outcome();
+    let ids: Vec<&str> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["task-a@run", "task-a@plan"], "{report}");
+    let by_mode = &report["summary"]["by_mode"];
+    assert_eq!(by_mode["run"]["passed"], 1, "{report}");
+    assert_eq!(by_mode["plan"]["passed"], 1, "{report}");
+    assert!(by_mode["plan"]["mean_rounds"].as_f64().unwrap() >= 2.0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## By mode"), "{md}");
+    assert!(md.contains("| task-a | 1/1 |"), "{md}");
+    assert!(out.join("runs/task-a@plan.1/workspace/a.txt").exists());
+
+    // A plain report has no `by_mode`; an unknown mode is a usage error.
+    let one = hermes(
+        &["eval", suite.to_str().unwrap(), "--mode", "run", "--json"],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert!(one.outcome()["summary"].get("by_mode").is_none());
+    assert_eq!(one.outcome()["runs"][0]["task"], "task-a");
+    let bad = hermes(
+        &["eval", suite.to_str().unwrap(), "--mode", "swarm"],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("mode `swarm`: use `run` or `plan`"),
+        "{}",
+        bad.stderr
+    );
+}

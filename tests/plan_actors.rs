@@ -561,3 +561,67 @@ async fn roles_registered_at_runtime_are_planned_with() {
     let report = s.hermes.submit("Say hello in French").await.unwrap();
     assert_eq!(report.result.as_deref(), Some("bonjour"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subtask_that_finishes_without_its_outputs_is_failed_and_replanned() {
+    let replan_prompt: Arc<Mutex<String>> = Arc::default();
+    let captured = replan_prompt.clone();
+    let server = ScriptedServer::with_responder(move |req| match kind(req) {
+        // `REPORT` has no extension: only the plan's outputs name it.
+        Kind::Plan => plan(json!([
+            {"id": "s1", "role": "writer", "goal": "sum the data", "outputs": ["REPORT"], "depends_on": []},
+            {"id": "s2", "role": "writer", "goal": "announce it", "outputs": [], "depends_on": ["s1"]}
+        ])),
+        Kind::Step(goal) if goal == "sum the data" => finish("the sum is 3"),
+        Kind::Replan => {
+            *captured.lock().unwrap() = all_text(req);
+            plan(json!([
+                {"id": "s3", "role": "writer", "goal": "save the sum to REPORT", "outputs": ["REPORT"], "depends_on": []},
+                {"id": "s4", "role": "writer", "goal": "announce it", "outputs": [], "depends_on": ["s3"]}
+            ]))
+        }
+        Kind::Step(goal) if goal == "save the sum to REPORT" => {
+            if common::rounds_shown(req) == 0 {
+                decision("write_file", json!({"path": "REPORT", "content": "3"}))
+            } else {
+                finish("saved")
+            }
+        }
+        Kind::Step(goal) if goal == "announce it" => {
+            if all_text(req).contains("(its files: REPORT)") {
+                finish("announced, reading REPORT")
+            } else {
+                finish("NO FILE NAMES")
+            }
+        }
+        Kind::Answer => text("done"),
+        other => panic!("unexpected request {other:?}"),
+    })
+    .await;
+    let s = setup(&server, Faults::none(), 2, 4).await;
+    let report = s
+        .hermes
+        .submit("Sum the data and announce it")
+        .await
+        .unwrap();
+    assert_eq!(report.status.as_str(), "finished", "{report:#?}");
+    assert_eq!(report.replans, 1);
+    let st = statuses(&report);
+    assert_eq!(st["s1"], "replaced", "{st:?}");
+    assert_eq!(st["s3"], "finished");
+    let s1 = report.subtasks.iter().find(|s| s.id == "s1").unwrap();
+    assert!(
+        s1.progress
+            .as_deref()
+            .unwrap()
+            .starts_with("finished without writing REPORT"),
+        "{s1:?}"
+    );
+    let s4 = report.subtasks.iter().find(|s| s.id == "s4").unwrap();
+    assert_eq!(s4.result.as_deref(), Some("announced, reading REPORT"));
+    let prompt = replan_prompt.lock().unwrap();
+    assert!(
+        prompt.contains("Why it failed: finished without writing REPORT"),
+        "{prompt}"
+    );
+}

@@ -10,8 +10,8 @@ use clap::{ArgMatches, Args};
 use hermes::actors::RoleRegistry;
 use hermes::agent::CancellationToken;
 use hermes::eval::{
-    compare, render_text, run_suite, write_report_dir, EvalConfig, EvalMemory, Memory, ModelSource,
-    Report, RunRecord, Script, Suite,
+    compare, render_text, run_suite, write_report_dir, EvalConfig, EvalMemory, Memory, Mode,
+    ModelSource, Report, RunRecord, Script, Suite,
 };
 use hermes::memory::RedbStore;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -42,6 +42,12 @@ pub struct EvalArgs {
     /// Run only these tasks (comma-separated ids).
     #[arg(long, value_delimiter = ',', value_name = "ID,ID")]
     pub only: Option<Vec<String>>,
+    /// Run every task in these modes instead of the mode each sets
+    /// (`run`, `plan`, or `run,plan`: each task both ways, its ids
+    /// suffixed `@run` and `@plan`, and the report gains a `by_mode`
+    /// summary and a table of plan against run).
+    #[arg(long, value_delimiter = ',', value_name = "MODE,MODE", value_parser = parse_mode)]
+    pub mode: Option<Vec<Mode>>,
     /// Print the report as one JSON object on the last line of stdout.
     #[arg(long)]
     pub json: bool,
@@ -163,6 +169,15 @@ async fn setup(
     let mut suite = Suite::load(path).map_err(|e| e.to_string())?;
     if let Some(ids) = &args.only {
         suite = suite.only(ids).map_err(|e| e.to_string())?;
+    }
+    if let Some(modes) = &args.mode {
+        let mut unique: Vec<Mode> = Vec::new();
+        for mode in modes {
+            if !unique.contains(mode) {
+                unique.push(*mode);
+            }
+        }
+        suite = suite.in_modes(&unique).map_err(|e| e.to_string())?;
     }
     if let Some(min) = args.min_success {
         if !(0.0..=1.0).contains(&min) {
@@ -302,4 +317,9 @@ fn compare_reports(old: &PathBuf, new: &PathBuf) -> i32 {
             exit::ERROR
         }
     }
+}
+
+/// `--mode`'s values.
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    Mode::parse(text)
 }

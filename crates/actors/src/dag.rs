@@ -154,13 +154,20 @@ impl Dag {
     /// whole task, building on the results of its dependencies (the loop
     /// decides how the model sees them: [`Goal::text`]).
     pub fn executor_goal(&self, spec: &PlannedSubtask) -> Goal {
-        let mut goal = Goal::new(spec.goal.clone()).part_of(self.task.clone());
+        // The outputs join the work, where the loop reads the files a run
+        // must write (and holds its finish to them).
+        let mut work = spec.goal.clone();
+        if !spec.outputs.is_empty() {
+            work.push_str(&format!("\nFiles to write: {}.", spec.outputs.join(", ")));
+        }
+        let mut goal = Goal::new(work).part_of(self.task.clone());
         for dep in &spec.depends_on {
             if let Some(slot) = self.slot(dep) {
                 goal = goal.with_input(GoalInput {
                     id: dep.clone(),
                     role: slot.spec.role.clone(),
                     result: slot.result.clone().unwrap_or_default(),
+                    files: slot.spec.outputs.clone(),
                 });
             }
         }

@@ -7,6 +7,7 @@ fn sub(id: &str, deps: &[&str]) -> PlannedSubtask {
         id: id.into(),
         role: "r".into(),
         goal: format!("do {id}"),
+        outputs: vec![],
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
     }
 }
@@ -173,4 +174,31 @@ fn deadline_cancels_running_and_skips_pending() {
     assert_eq!(report.subtasks[0].rounds, 2);
     assert_eq!(report.subtasks[1].status, SubtaskStatus::Skipped);
     assert!(run.start_ready().is_empty());
+}
+
+#[test]
+fn an_executor_is_told_its_outputs_and_where_its_inputs_wrote() {
+    let mut run = Dag::new("t", 2, 2);
+    let a = PlannedSubtask {
+        outputs: vec!["totals.csv".into()],
+        ..sub("a", &[])
+    };
+    let b = PlannedSubtask {
+        outputs: vec!["report.md".into()],
+        ..sub("b", &["a"])
+    };
+    run.add_subtasks(vec![a.clone(), b.clone()]);
+    run.start_ready();
+    let goal = run.executor_goal(&a);
+    assert_eq!(goal.work, "do a\nFiles to write: totals.csv.");
+    assert!(run.finish("a", &done("summed")));
+    let text = run.executor_goal(&b).text();
+    assert!(
+        text.starts_with("do b\nFiles to write: report.md."),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("[a — r] summed\n(its files: totals.csv)"),
+        "{text}"
+    );
 }

@@ -308,6 +308,7 @@ mod tests {
             id: "s1".into(),
             role: "reader".into(),
             goal: "Say 42.".into(),
+            outputs: vec![],
             depends_on: vec![],
         };
         executor

@@ -211,6 +211,7 @@ mod tests {
                 id: "s1".into(),
                 role: role.into(),
                 goal: "g".into(),
+                outputs: vec![],
                 depends_on: vec![],
             },
             goal: "g".into(),

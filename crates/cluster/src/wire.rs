@@ -213,6 +213,7 @@ mod tests {
                 id: "s1".into(),
                 role: "analyst".into(),
                 goal: "count rows".into(),
+                outputs: vec![],
                 depends_on: vec![],
             },
             goal: "count rows".into(),

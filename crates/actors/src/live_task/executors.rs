@@ -126,6 +126,27 @@ impl LiveTask {
         }
     }
 
+    /// The outputs subtask `id`'s plan names that the workspace lacks (none
+    /// for a subtask run on another node: its files are in that node's
+    /// workspace).
+    pub(super) fn missing_outputs(&self, cx: &Cx<'_>, id: &str) -> Vec<String> {
+        let Some(slot) = self.dag.slot(id) else {
+            return Vec::new();
+        };
+        if slot.node.as_deref().is_some_and(|n| n != "local") {
+            return Vec::new();
+        }
+        let Some(workspace) = cx.config.toolbox.workspace() else {
+            return Vec::new();
+        };
+        slot.spec
+            .outputs
+            .iter()
+            .filter(|name| workspace.lacks(name))
+            .cloned()
+            .collect()
+    }
+
     pub(super) fn history(&self, id: &str) -> Vec<JournalEntry> {
         self.journals.get(id).map(|h| h.clone()).unwrap_or_default()
     }

@@ -213,8 +213,17 @@ impl LiveTask {
         self.advance(cx).await;
     }
 
-    async fn on_subtask_ended(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
+    async fn on_subtask_ended(&mut self, cx: &mut Cx<'_>, id: &str, mut outcome: Outcome) {
         self.stop_executor(cx, id);
+        // A subtask is finished when the files its plan names exist, not
+        // when its model says so.
+        if outcome.is_finished() {
+            let missing = self.missing_outputs(cx, id);
+            if !missing.is_empty() {
+                outcome.status = StopStatus::Incomplete;
+                outcome.missing = missing;
+            }
+        }
         // A loop stopped by its own clock at the deadline is part of the
         // deadline, not a failure to replan.
         if !self.dag.timed_out && Instant::now() >= self.deadline {
@@ -431,7 +440,7 @@ impl LiveTask {
         };
         cx.emit(PlanEvent::Failed {
             id: id.to_string(),
-            reason: first_line,
+            reason: first_line.clone(),
         });
         if after == AfterFailure::GiveUp {
             return;
@@ -445,9 +454,11 @@ impl LiveTask {
             .map(|s| s.id.clone())
             .chain([id.to_string()])
             .collect();
+        let why = first_line;
         let ids = IdRules {
             settled: self.dag.settled_ids(&replaced),
             taken: self.dag.all_ids(),
+            failed: Some((failed.spec.clone(), why)),
         };
         let context = ReplanContext {
             task: &self.dag.task,

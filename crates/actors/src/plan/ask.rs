@@ -45,13 +45,39 @@ impl From<LlmError> for PlanError {
     }
 }
 
-/// Ids a plan may depend on and ids it may not reuse.
+/// Ids a plan may depend on and ids it may not reuse; during a replan,
+/// the subtask that failed, which may not come back unchanged.
 #[derive(Debug, Clone, Default)]
 pub struct IdRules {
     /// Ids outside the plan that may be depended on.
     pub settled: HashSet<String>,
     /// Ids already used, which new subtasks must not take.
     pub taken: HashSet<String>,
+    /// The failed subtask a revised plan replaces, and why it failed.
+    pub failed: Option<(PlannedSubtask, String)>,
+}
+
+/// Whether `a` and `b` are the same work: same role, same goal up to case,
+/// spacing and a final full stop.
+fn same_work(a: &PlannedSubtask, b: &PlannedSubtask) -> bool {
+    let norm = |goal: &str| {
+        goal.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .trim_end_matches(['.', '。'])
+            .to_lowercase()
+    };
+    a.role == b.role && norm(&a.goal) == norm(&b.goal)
+}
+
+/// Indices of the subtasks of a revised plan that repeat the failed one.
+fn repeats(subtasks: &[PlannedSubtask], ids: &IdRules) -> Vec<usize> {
+    let Some((failed, _)) = &ids.failed else {
+        return Vec::new();
+    };
+    (0..subtasks.len())
+        .filter(|&i| same_work(&subtasks[i], failed))
+        .collect()
 }
 
 /// A model call's answer and the tokens it cost (also when it failed).
@@ -102,12 +128,32 @@ pub async fn request_plan(
         errors = match parse_plan(&reply.content) {
             Ok(mut subtasks) => {
                 rename_clashes(&mut subtasks, &ids.taken);
-                let errors = validate_plan(&subtasks, roles, &ids.settled, &ids.taken);
-                if errors.is_empty() {
+                let mut errors = validate_plan(&subtasks, roles, &ids.settled, &ids.taken);
+                let repeated = repeats(&subtasks, ids);
+                // A repeat is sent back once; after that it goes out with
+                // why it failed, so the executor at least knows.
+                if errors.is_empty() && (repeated.is_empty() || attempt == 1) {
+                    if let Some((_, why)) = &ids.failed {
+                        for i in repeated {
+                            let goal = &mut subtasks[i].goal;
+                            *goal = format!(
+                                "{goal}\n(An earlier attempt at this failed: {why}. Do it another way.)"
+                            );
+                        }
+                    }
                     return Asked {
                         answer: Ok(subtasks),
                         usage,
                     };
+                }
+                if let Some((_, why)) = &ids.failed {
+                    errors.extend(repeated.iter().map(|&i| {
+                        format!(
+                            "subtask `{}` is the failed subtask again, word for word; it failed because: {why}. \
+                             Change what it does or how (another tool, another role, smaller steps, the right file)",
+                            subtasks[i].id
+                        )
+                    }));
                 }
                 errors
             }
@@ -142,9 +188,10 @@ pub fn plan_schema(roles: &[Role]) -> serde_json::Value {
                         "id": {"type": "string"},
                         "role": {"type": "string", "enum": names},
                         "goal": {"type": "string"},
+                        "outputs": {"type": "array", "items": {"type": "string"}},
                         "depends_on": {"type": "array", "items": {"type": "string"}}
                     },
-                    "required": ["id", "role", "goal", "depends_on"]
+                    "required": ["id", "role", "goal", "outputs", "depends_on"]
                 }
             }
         },

@@ -16,6 +16,15 @@ fn roles_text(roles: &[Role]) -> String {
         .collect()
 }
 
+/// ` (wrote a.md, b.txt)` for a subtask with outputs; empty otherwise.
+fn wrote(s: &PlannedSubtask) -> String {
+    if s.outputs.is_empty() {
+        String::new()
+    } else {
+        format!(" (wrote {})", s.outputs.join(", "))
+    }
+}
+
 /// The conversation asking for a plan.
 pub fn plan_messages(task: &str, roles: &[Role]) -> Vec<ChatMessage> {
     let system = format!(
@@ -25,7 +34,8 @@ pub fn plan_messages(task: &str, roles: &[Role]) -> Vec<ChatMessage> {
          Rules:\n\
          - Use only the roles listed above; choose each by its description.\n\
          - Each goal must be self-contained: the executor sees only its goal and the results of the subtasks it depends on.\n\
-         - depends_on lists the ids whose results a subtask needs; subtasks without dependencies run in parallel.\n\
+         - outputs lists the workspace files the subtask must write (their names, as the task gives them); [] when it only reports a value in its result. Only a role that can write files may have outputs.\n\
+         - depends_on lists the ids whose results or files a subtask needs; subtasks without dependencies run in parallel.\n\
          - A simple task is one subtask. Do not split work that one executor can do.",
         roles_text(roles)
     );
@@ -69,19 +79,21 @@ pub fn replan_messages(ctx: &ReplanContext<'_>, roles: &[Role]) -> Vec<ChatMessa
     for (s, result) in &ctx.completed {
         let _ = writeln!(
             user,
-            "- {} ({}): {} → result: {}",
+            "- {} ({}): {}{} → result: {}",
             s.id,
             s.role,
             s.goal,
+            wrote(s),
             clip(result, 600)
         );
     }
     let _ = write!(
         user,
-        "\nFailed subtask {} ({}): {}\nIts progress report:\n{}\n",
+        "\nFailed subtask {} ({}): {}\nWhy it failed: {}\nIts progress report:\n{}\n",
         ctx.failed.id,
         ctx.failed.role,
         ctx.failed.goal,
+        ctx.progress.lines().next().unwrap_or("unknown"),
         clip(ctx.progress, 1500)
     );
     if !ctx.dependents.is_empty() {
@@ -98,8 +110,9 @@ pub fn replan_messages(ctx: &ReplanContext<'_>, roles: &[Role]) -> Vec<ChatMessa
         }
     }
     user.push_str(
-        "\nWrite revised subtasks that replace the failed subtask and the pending ones above, taking a different approach \
-         where the failure shows one is needed. Completed work is kept and must not be redone; new subtasks may depend on completed ids.",
+        "\nWrite revised subtasks that replace the failed subtask and the pending ones above. Do not send the failed subtask back \
+         unchanged: change what it does or how (another tool, another role, smaller steps, the right file), as its failure shows. \
+         Completed work is kept and must not be redone; new subtasks may depend on completed ids and read the files they wrote.",
     );
     let system = format!(
         "You are the planner of a team of agents, revising a plan after a subtask failed.\n\nRoles:\n{}\n\
@@ -115,10 +128,11 @@ pub fn final_messages(task: &str, results: &[(&PlannedSubtask, &str)]) -> Vec<Ch
     for (s, result) in results {
         let _ = writeln!(
             user,
-            "## {} ({}): {}\n{}\n",
+            "## {} ({}): {}{}\n{}\n",
             s.id,
             s.role,
             s.goal,
+            wrote(s),
             clip(result, 3000)
         );
     }

@@ -1,10 +1,11 @@
 //! The plan's shape and how it is read from the model's reply.
 //!
-//! A plan is `{"subtasks": [{"id", "role", "goal", "depends_on": [...]}]}`,
-//! read with the same lenient machinery as decisions: `subtasks`/`plan`/
-//! `steps`/`tasks` keys, numeric ids, a single dependency as a string,
-//! `task` or `description` for the goal, `agent` for the role, or a bare
-//! list of subtask objects.
+//! A plan is `{"subtasks": [{"id", "role", "goal", "outputs": [...],
+//! "depends_on": [...]}]}`, read with the same lenient machinery as
+//! decisions: `subtasks`/`plan`/`steps`/`tasks` keys, numeric ids, a single
+//! dependency or output as a string, `task` or `description` for the goal,
+//! `agent` for the role, `files`/`writes` for the outputs, or a bare list
+//! of subtask objects.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,13 +21,18 @@ pub struct PlannedSubtask {
     pub role: String,
     /// What the executor must achieve, self-contained.
     pub goal: String,
+    /// The workspace files it must write (empty: it returns a value in its
+    /// result). The executor is held to them, and the subtasks that depend
+    /// on it are told where to read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
     /// Ids whose results this subtask needs.
     #[serde(default)]
     pub depends_on: Vec<String>,
 }
 
 /// The plan JSON shape shown to the model.
-pub const PLAN_SHAPE: &str = r#"{"subtasks": [{"id": "s1", "role": "<role name>", "goal": "<self-contained goal>", "depends_on": []}, {"id": "s2", "role": "<role name>", "goal": "...", "depends_on": ["s1"]}]}"#;
+pub const PLAN_SHAPE: &str = r#"{"subtasks": [{"id": "s1", "role": "<role name>", "goal": "<self-contained goal>", "outputs": [], "depends_on": []}, {"id": "s2", "role": "<role name>", "goal": "...", "outputs": ["<file it writes>"], "depends_on": ["s1"]}]}"#;
 
 /// The model's reply held no plan.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -77,15 +83,11 @@ fn subtask_from(item: &Value, index: usize) -> PlannedSubtask {
     let id = Some(text(&["id", "name"]))
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| format!("s{}", index + 1));
-    let depends_on = match item
-        .get("depends_on")
-        .or_else(|| item.get("dependencies"))
-        .or_else(|| item.get("deps"))
-    {
-        Some(Value::Array(ids)) => ids
+    let list = |keys: &[&str]| match keys.iter().find_map(|k| item.get(*k)) {
+        Some(Value::Array(values)) => values
             .iter()
             .filter_map(|d| match d {
-                Value::String(s) => Some(s.trim().to_string()),
+                Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
                 Value::Number(n) => Some(n.to_string()),
                 _ => None,
             })
@@ -94,10 +96,18 @@ fn subtask_from(item: &Value, index: usize) -> PlannedSubtask {
         Some(Value::Number(n)) => vec![n.to_string()],
         _ => Vec::new(),
     };
+    let mut outputs: Vec<String> = Vec::new();
+    for name in list(&["outputs", "output", "files", "writes", "produces"]) {
+        let name = name.trim_start_matches("./").to_string();
+        if !outputs.contains(&name) {
+            outputs.push(name);
+        }
+    }
     PlannedSubtask {
         id,
         role: text(&["role", "agent", "executor"]),
         goal: text(&["goal", "task", "description"]),
-        depends_on,
+        outputs,
+        depends_on: list(&["depends_on", "dependencies", "deps"]),
     }
 }

@@ -21,6 +21,7 @@ fn sub(id: &str, role: &str, deps: &[&str]) -> PlannedSubtask {
         id: id.into(),
         role: role.into(),
         goal: format!("do {id}"),
+        outputs: vec![],
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
     }
 }
@@ -96,4 +97,107 @@ fn long_chains_do_not_overflow_cycle_detection() {
         })
         .collect();
     assert!(check(&chain).is_empty());
+}
+
+#[test]
+fn outputs_are_read_leniently_and_checked() {
+    let raw = r#"{"subtasks": [
+        {"id": "s1", "role": "researcher", "goal": "find", "outputs": "./notes.md"},
+        {"id": "s2", "role": "writer", "goal": "write", "files": ["a.md", "a.md", "b.txt"], "depends_on": ["s1"]},
+        {"id": "s3", "role": "writer", "goal": "sum", "depends_on": []}
+    ]}"#;
+    let plan = parse_plan(raw).unwrap();
+    assert_eq!(plan[0].outputs, vec!["notes.md"]);
+    assert_eq!(plan[1].outputs, vec!["a.md", "b.txt"]);
+    assert!(plan[2].outputs.is_empty());
+    assert!(check(&plan).is_empty(), "{:?}", check(&plan));
+
+    let mut outside = sub("s1", "writer", &[]);
+    outside.outputs = vec!["../etc/passwd".into(), "/tmp/x".into()];
+    let errors = check(&[outside]);
+    assert_eq!(
+        errors
+            .iter()
+            .filter(|e| e.contains("outside the workspace"))
+            .count(),
+        2,
+        "{errors:?}"
+    );
+
+    // A role that cannot write is not given files to write.
+    let reader = parse_role(
+        "name = \"reader\"\ndescription = \"d\"\nsystem_prompt = \"p\"\ntools = [\"read_file\"]\n",
+    )
+    .unwrap();
+    let mut roles = roles();
+    roles.push(reader);
+    let mut s1 = sub("s1", "reader", &[]);
+    s1.outputs = vec!["total.txt".into()];
+    let errors = validate_plan(&[s1], &roles, &HashSet::new(), &HashSet::new());
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("role `reader` cannot write files; give that work to a role that can: researcher, writer"),
+        "{errors:?}"
+    );
+}
+
+fn plan_reply(goal: &str) -> String {
+    serde_json::json!({"subtasks": [
+        {"id": "s2", "role": "researcher", "goal": goal, "outputs": [], "depends_on": []}
+    ]})
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_replan_that_repeats_the_failed_subtask_is_sent_back_then_annotated() {
+    use hermes_core::llm::ScriptedLlm;
+    let failed = PlannedSubtask {
+        goal: "Find the owner of apollo.".into(),
+        ..sub("s1", "researcher", &[])
+    };
+    let ids = IdRules {
+        failed: Some((
+            failed,
+            "stopped by the repetition guard after 4 round(s)".into(),
+        )),
+        ..IdRules::default()
+    };
+    // A different goal is taken as it comes.
+    let llm = ScriptedLlm::new(vec![plan_reply("List projects/ and read apollo.md.")]);
+    let asked = request_plan(&llm, vec![], &roles(), &ids, 0.0).await;
+    assert_eq!(
+        asked.answer.unwrap()[0].goal,
+        "List projects/ and read apollo.md."
+    );
+    // The same work (up to case, spaces and the full stop) is sent back
+    // once with why it failed, then annotated if it comes again.
+    let llm = ScriptedLlm::new(vec![
+        plan_reply("find the owner of  apollo"),
+        plan_reply("Find the owner of apollo."),
+    ]);
+    let asked = request_plan(&llm, vec![], &roles(), &ids, 0.0).await;
+    let plan = asked.answer.unwrap();
+    assert_eq!(
+        plan[0].goal,
+        "Find the owner of apollo.\n(An earlier attempt at this failed: stopped by the repetition guard after 4 round(s). Do it another way.)"
+    );
+    let sent_back = llm.requests();
+    assert_eq!(sent_back.len(), 2);
+    let follow_up = &sent_back[1].messages.last().unwrap().content;
+    assert!(
+        follow_up.contains("is the failed subtask again, word for word; it failed because: stopped by the repetition guard"),
+        "{follow_up}"
+    );
+}
+
+#[test]
+fn plan_schema_asks_for_outputs_before_dependencies() {
+    let schema = plan_schema(&roles());
+    let item = &schema["properties"]["subtasks"]["items"];
+    let keys: Vec<&String> = item["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["id", "role", "goal", "outputs", "depends_on"]);
+    assert!(item["required"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("outputs")));
 }

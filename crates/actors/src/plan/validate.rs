@@ -1,6 +1,7 @@
 //! The checks a plan must pass before anything runs: not empty, not too
-//! big, unique ids, known roles, goals present, dependencies that exist,
-//! and no cycles. A replan's new ids are renamed where they clash.
+//! big, unique ids, known roles, goals present, outputs that are workspace
+//! paths and given to roles that can write, dependencies that exist, and
+//! no cycles. A replan's new ids are renamed where they clash.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -53,6 +54,33 @@ pub fn validate_plan(
         if s.goal.is_empty() {
             errors.push(format!("subtask `{}` has no goal", s.id));
         }
+        for output in &s.outputs {
+            if output.starts_with('/') || output.split(['/', '\\']).any(|part| part == "..") {
+                errors.push(format!(
+                    "subtask `{}` output `{output}` is outside the workspace; name a file inside it (e.g. report.md)",
+                    s.id
+                ));
+            }
+        }
+        let role = roles.iter().find(|r| r.name == s.role);
+        if !s.outputs.is_empty() && role.is_some_and(|r| !can_write(r)) {
+            let writers: Vec<&str> = roles
+                .iter()
+                .filter(|r| can_write(r))
+                .map(|r| r.name.as_str())
+                .collect();
+            errors.push(format!(
+                "subtask `{}` must write {} but role `{}` cannot write files; give that work to {}",
+                s.id,
+                s.outputs.join(", "),
+                s.role,
+                if writers.is_empty() {
+                    "no role (none can write): leave outputs empty".to_string()
+                } else {
+                    format!("a role that can: {}", writers.join(", "))
+                }
+            ));
+        }
     }
     for s in subtasks {
         for dep in &s.depends_on {
@@ -70,6 +98,15 @@ pub fn validate_plan(
         errors.push(format!("dependency cycle: {}", cycle.join(" → ")));
     }
     errors
+}
+
+/// Whether `role` has a tool that writes workspace files (`write_file`, or
+/// `run_code`, whose writes are saved); a role without a tool list has
+/// every tool.
+fn can_write(role: &Role) -> bool {
+    role.tools
+        .as_ref()
+        .is_none_or(|tools| tools.iter().any(|t| t == "write_file" || t == "run_code"))
 }
 
 /// A dependency cycle among `subtasks`, if any (ids in order, first repeated).

@@ -38,6 +38,9 @@ pub struct GoalInput {
     pub role: String,
     /// What it returned.
     pub result: String,
+    /// The workspace files it wrote (as its plan named them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }
 
 impl Goal {
@@ -73,6 +76,9 @@ impl Goal {
             for input in &self.inputs {
                 let result = clip(&input.result, INPUT_CHARS);
                 let _ = write!(text, "\n[{} — {}] {}", input.id, input.role, result);
+                if !input.files.is_empty() {
+                    let _ = write!(text, "\n(its files: {})", input.files.join(", "));
+                }
             }
         }
         text
@@ -120,6 +126,7 @@ mod tests {
                 id: "s1".into(),
                 role: "analyst".into(),
                 result: "ada, bob".into(),
+                files: vec![],
             });
         assert_eq!(
             goal.text(),
@@ -127,6 +134,19 @@ mod tests {
         );
         // Only the work names the run's files.
         assert_eq!(goal.work, "Write owners.md.");
+        let with_files = Goal::new("Write the summary.").with_input(GoalInput {
+            id: "s1".into(),
+            role: "analyst".into(),
+            result: "totals computed".into(),
+            files: vec!["totals.csv".into()],
+        });
+        assert!(
+            with_files
+                .text()
+                .ends_with("[s1 — analyst] totals computed\n(its files: totals.csv)"),
+            "{}",
+            with_files.text()
+        );
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub mod suite;
 pub use check::{evaluate, Check, FileExpect, Pattern, RunObservation, RunStatus};
 pub use compare::compare;
 pub use render::{render_html, render_markdown, render_text, write_report_dir};
-pub use report::{CategoryStats, FaultStats, Report, RunRecord, Summary};
+pub use report::{CategoryStats, FaultStats, ModeStats, Report, RunRecord, Summary};
 pub use runner::{run_suite, EvalConfig, EvalMemory, ModelSource};
 pub use script::{RoundScriptedLlm, Script, ScriptError};
 pub use suite::{Memory, Mode, Suite, SuiteError, Task, TaskLimits};

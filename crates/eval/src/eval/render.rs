@@ -14,6 +14,7 @@
 //! `runs/<task>.<rep>/journal.jsonl`, relative to the report folder, so the
 //! folder can be moved or zipped whole.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -154,6 +155,10 @@ pub fn render_markdown(report: &Report) -> String {
                 f.recovery_rate.map(percent).unwrap_or_else(|| "n/a".into())
             );
         }
+    }
+
+    if !s.by_mode.is_empty() {
+        md.push_str(&modes_markdown(report));
     }
 
     md.push_str("\n## Runs\n\n| task | category | rep | passed | status | rounds | seconds | tokens | faults | failed checks | journal |\n|---|---|---:|:---:|---|---:|---:|---:|---|---|---|\n");
@@ -659,6 +664,62 @@ fn journal_href(run: &RunRecord) -> String {
         }
     }
     out
+}
+
+/// `## By mode`: each mode's figures, then each task's passes and mean
+/// seconds side by side (a suite run with `--mode run,plan`).
+fn modes_markdown(report: &Report) -> String {
+    let s = &report.summary;
+    let mut md = String::from(
+        "\n## By mode\n\n| mode | runs | passed | success | s/run | rounds/run | tokens/run |\n|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (mode, m) in &s.by_mode {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.0} |",
+            md_cell(mode),
+            m.runs,
+            m.passed,
+            percent(m.success_rate),
+            m.mean_seconds,
+            m.mean_rounds,
+            m.mean_tokens
+        );
+    }
+    let modes: Vec<&String> = s.by_mode.keys().collect();
+    // task → mode → (passed, runs, seconds)
+    let mut tasks: BTreeMap<&str, BTreeMap<&str, (u32, u32, f64)>> = BTreeMap::new();
+    for run in &report.runs {
+        let Some((task, mode)) = run.task.rsplit_once('@') else {
+            continue;
+        };
+        let cell = tasks.entry(task).or_default().entry(mode).or_default();
+        cell.0 += run.passed as u32;
+        cell.1 += 1;
+        cell.2 += run.seconds;
+    }
+    let _ = write!(md, "\n| task |");
+    for mode in &modes {
+        let _ = write!(md, " {} passed | {} s/run |", md_cell(mode), md_cell(mode));
+    }
+    let _ = write!(md, "\n|---|");
+    for _ in &modes {
+        md.push_str("---:|---:|");
+    }
+    md.push('\n');
+    for (task, cells) in &tasks {
+        let _ = write!(md, "| {} |", md_cell(task));
+        for mode in &modes {
+            match cells.get(mode.as_str()) {
+                Some((passed, runs, secs)) => {
+                    let _ = write!(md, " {passed}/{runs} | {:.0} |", secs / f64::from(*runs));
+                }
+                None => md.push_str(" - | - |"),
+            }
+        }
+        md.push('\n');
+    }
+    md
 }
 
 fn percent(rate: f64) -> String {

@@ -185,6 +185,56 @@ pub struct Summary {
     /// run's `faults`.
     #[serde(default)]
     pub by_fault: BTreeMap<String, FaultStats>,
+    /// Runs by mode, when the suite ran in several (`--mode run,plan`:
+    /// task ids `<id>@run`, `<id>@plan`); absent otherwise.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_mode: BTreeMap<String, ModeStats>,
+}
+
+/// What the runs of one mode did (`--mode run,plan`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModeStats {
+    /// Runs in this mode.
+    pub runs: u64,
+    /// Of them, passed.
+    pub passed: u64,
+    /// `passed / runs`.
+    pub success_rate: f64,
+    /// Mean seconds per run.
+    pub mean_seconds: f64,
+    /// Mean rounds per run (plan mode: summed over executors).
+    pub mean_rounds: f64,
+    /// Mean prompt + completion tokens per run.
+    pub mean_tokens: f64,
+}
+
+impl ModeStats {
+    fn of(runs: &[&RunRecord]) -> ModeStats {
+        let n = runs.len() as u64;
+        let passed = runs.iter().filter(|r| r.passed).count() as u64;
+        ModeStats {
+            runs: n,
+            passed,
+            success_rate: round3(ratio(passed, n)),
+            mean_seconds: round3(mean(runs.iter().map(|r| r.seconds), n)),
+            mean_rounds: round3(mean(runs.iter().map(|r| r.rounds as f64), n)),
+            mean_tokens: round3(mean(runs.iter().map(|r| r.usage.total() as f64), n)),
+        }
+    }
+}
+
+/// Runs grouped by the mode their task id names (see [`super::suite::mode_of`]).
+fn by_mode(runs: &[RunRecord]) -> BTreeMap<String, ModeStats> {
+    let mut groups: BTreeMap<String, Vec<&RunRecord>> = BTreeMap::new();
+    for run in runs {
+        if let Some(mode) = super::suite::mode_of(&run.task) {
+            groups.entry(mode.to_string()).or_default().push(run);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(mode, runs)| (mode, ModeStats::of(&runs)))
+        .collect()
 }
 
 impl Summary {
@@ -254,6 +304,7 @@ impl Summary {
             stops,
             by_category,
             by_fault,
+            by_mode: by_mode(runs),
         }
     }
 }
