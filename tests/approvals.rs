@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::serve::{detail_section, parse_sse, Server, Site};
+use common::serve::{detail_section, Server, Site};
 use common::{decision, finish, hermes, journal_lines, messages_text, rounds_shown, text};
 use common::{Reply, ScriptedServer};
 use serde_json::{json, Value};
@@ -178,35 +178,12 @@ async fn a_role_s_approve_rules_are_checked_and_fail_closed_in_a_plan() {
 }
 
 /// The events of task `id` so far (the stream read for a moment).
-async fn events_so_far(server: &Server, id: &str) -> Vec<(u64, String, Value)> {
-    let mut response = server
-        .get(&format!("/v1/tasks/{id}/events"))
-        .send()
-        .await
-        .unwrap();
-    let mut body = String::new();
-    while let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_millis(200), response.chunk())
-        .await
-        .unwrap_or(Ok(None))
-    {
-        body.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    parse_sse(&body)
-}
-
 /// Waits for task `id`'s `approval_needed` event and returns its data.
 async fn question(server: &Server, id: &str) -> Value {
-    for _ in 0..300 {
-        if let Some(event) = events_so_far(server, id)
-            .await
-            .into_iter()
-            .find(|e| e.1 == "approval_needed")
-        {
-            return event.2;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no approval_needed for {id}");
+    server
+        .first_event(id, "approval_needed")
+        .await
+        .unwrap_or_else(|| panic!("no approval_needed for {id}"))
 }
 
 async fn answer(server: &Server, id: &str, call_id: &str, body: Value) -> (u16, Value) {
@@ -457,7 +434,8 @@ async fn two_executors_wait_at_once_and_each_gets_its_own_answer() {
         .to_string();
     let mut asked = Vec::new();
     for _ in 0..300 {
-        asked = events_so_far(&server, &id)
+        asked = server
+            .events_so_far(&id)
             .await
             .into_iter()
             .filter(|e| e.1 == "approval_needed")

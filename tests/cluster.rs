@@ -825,23 +825,6 @@ async fn wait_connected(served: &Server, name: &str) {
     tokio::time::sleep(Duration::from_secs(2)).await;
 }
 
-/// Task `id`'s events so far (the stream read for a moment, not to its end).
-async fn events_so_far(served: &Server, id: &str) -> Vec<(u64, String, Value)> {
-    let mut response = served
-        .get(&format!("/v1/tasks/{id}/events"))
-        .send()
-        .await
-        .unwrap();
-    let mut body = String::new();
-    while let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_millis(200), response.chunk())
-        .await
-        .unwrap_or(Ok(None))
-    {
-        body.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    common::serve::parse_sse(&body)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_remote_executor_asks_the_planner_s_approver_and_runs_the_call_on_a_yes() {
     // One `worker` subtask whose first round writes out.txt; it then says
@@ -882,20 +865,10 @@ async fn a_remote_executor_asks_the_planner_s_approver_and_runs_the_call_on_a_ye
             .as_str()
             .unwrap()
             .to_string();
-        let mut asked = None;
-        for _ in 0..300 {
-            asked = events_so_far(&served, &id)
-                .await
-                .into_iter()
-                .find(|e| e.1 == "approval_needed");
-            if asked.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let asked = asked
-            .unwrap_or_else(|| panic!("no question:\n{}\n{}", served.log(), w1.stderr()))
-            .2;
+        let asked = served
+            .first_event(&id, "approval_needed")
+            .await
+            .unwrap_or_else(|| panic!("no question:\n{}\n{}", served.log(), w1.stderr()));
         assert_eq!(asked["tool"], "write_file", "{asked}");
         assert_eq!(asked["subtask"], "s1");
         assert_eq!(asked["role"], "worker");

@@ -186,6 +186,37 @@ impl Server {
         parse_sse(&body)
     }
 
+    /// The task's events so far: the stream read for a moment, not to its
+    /// end (for a task still running).
+    pub async fn events_so_far(&self, id: &str) -> Vec<(u64, String, Value)> {
+        let mut response = self
+            .get(&format!("/v1/tasks/{id}/events"))
+            .send()
+            .await
+            .unwrap();
+        let mut body = String::new();
+        while let Ok(Some(chunk)) =
+            tokio::time::timeout(Duration::from_millis(200), response.chunk())
+                .await
+                .unwrap_or(Ok(None))
+        {
+            body.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        parse_sse(&body)
+    }
+
+    /// Waits up to 15 s for task `id`'s first event of `kind`; its data.
+    pub async fn first_event(&self, id: &str, kind: &str) -> Option<Value> {
+        for _ in 0..300 {
+            let events = self.events_so_far(id).await;
+            if let Some(event) = events.into_iter().find(|e| e.1 == kind) {
+                return Some(event.2);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        None
+    }
+
     pub async fn task(&self, id: &str) -> Value {
         self.get_json(&format!("/v1/tasks/{id}")).await
     }

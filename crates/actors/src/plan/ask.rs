@@ -57,10 +57,14 @@ pub struct IdRules {
     pub failed: Option<(PlannedSubtask, String)>,
 }
 
+/// What [`request_plan`] adds to a repeated subtask's goal.
+const EARLIER_ATTEMPT: &str = "\n(An earlier attempt at this failed: ";
+
 /// Whether `a` and `b` are the same work: same role, same goal up to case,
-/// spacing and a final full stop.
+/// spacing, a final full stop and the note on an earlier attempt.
 fn same_work(a: &PlannedSubtask, b: &PlannedSubtask) -> bool {
     let norm = |goal: &str| {
+        let goal = goal.split(EARLIER_ATTEMPT).next().unwrap_or_default();
         goal.split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
@@ -136,9 +140,7 @@ pub async fn request_plan(
                     if let Some((_, why)) = &ids.failed {
                         for i in repeated {
                             let goal = &mut subtasks[i].goal;
-                            *goal = format!(
-                                "{goal}\n(An earlier attempt at this failed: {why}. Do it another way.)"
-                            );
+                            *goal = format!("{goal}{EARLIER_ATTEMPT}{why}. Do it another way.)");
                         }
                     }
                     return Asked {

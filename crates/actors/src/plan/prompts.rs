@@ -34,6 +34,7 @@ pub fn plan_messages(task: &str, roles: &[Role]) -> Vec<ChatMessage> {
          Rules:\n\
          - Use only the roles listed above; choose each by its description.\n\
          - Each goal must be self-contained: the executor sees only its goal and the results of the subtasks it depends on.\n\
+         - Keep in each goal every detail the task gives for that part, in the task's own words: file names, formats, what to count or compute, what the output must include.\n\
          - outputs lists the workspace files the subtask must write (their names, as the task gives them); [] when it only reports a value in its result. Only a role that can write files may have outputs.\n\
          - depends_on lists the ids whose results or files a subtask needs; subtasks without dependencies run in parallel.\n\
          - A simple task is one subtask. Do not split work that one executor can do.",
