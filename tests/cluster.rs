@@ -747,11 +747,20 @@ async fn a_node_that_comes_back_is_used_again() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_frozen_node_is_dropped_by_its_missed_health_checks() {
-    let (server, _calls) = first_attempt_hangs("a job", "done here").await;
+    let (server, calls) = first_attempt_hangs("a job", "done here").await;
     let w1 = NodeProc::start("w1", &["reader"], &server.base_url, &[]).await;
     let addr = w1.addr.clone();
     let planner = plan_in_background(&server, "Do the job", &["reader"], &[&addr]);
     w1.wait_for("started  s1", Duration::from_secs(20)).await;
+    // Frozen only once its model call hangs: frozen before it, the local
+    // rerun would make the first (hanging) call itself.
+    for _ in 0..400 {
+        if calls.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "{}", w1.stderr());
     let pid = nix::unistd::Pid::from_raw(w1.child.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
     let run = tokio::time::timeout(Duration::from_secs(40), planner).await;

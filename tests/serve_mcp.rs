@@ -20,10 +20,32 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-/// An MCP client that keeps the progress messages it is sent.
+/// An MCP client that keeps the progress messages it is sent, with their
+/// progress values: rmcp may hand notifications to the handler out of
+/// order, and the value is what orders them.
 #[derive(Clone, Default)]
 struct Client {
-    progress: Arc<Mutex<Vec<String>>>,
+    progress: Arc<Mutex<Vec<(f64, String)>>>,
+}
+
+impl Client {
+    /// The progress messages so far, in the order the server numbered them.
+    fn messages(&self) -> Vec<String> {
+        let mut notes = self.progress.lock().unwrap().clone();
+        notes.sort_by(|a, b| a.0.total_cmp(&b.0));
+        notes.into_iter().map(|(_, message)| message).collect()
+    }
+
+    /// Whether `last` has come and every message numbered before it too.
+    fn all_up_to(&self, last: &str) -> bool {
+        let notes = self.progress.lock().unwrap();
+        notes
+            .iter()
+            .find(|(_, message)| message == last)
+            .is_some_and(|(step, _)| {
+                notes.iter().filter(|(s, _)| s <= step).count() as f64 == *step
+            })
+    }
 }
 
 impl ClientHandler for Client {
@@ -35,7 +57,7 @@ impl ClientHandler for Client {
         self.progress
             .lock()
             .unwrap()
-            .push(params.message.unwrap_or_default());
+            .push((params.progress, params.message.unwrap_or_default()));
     }
 }
 
@@ -148,7 +170,16 @@ async fn an_mcp_client_hands_tasks_to_the_service_in_the_same_process() {
     assert_eq!(report["result"], "done");
     assert_eq!(report["goal"], "Count the notes");
     assert_eq!(report["subtasks"][0]["status"], "finished");
-    let progress = client.progress.lock().unwrap().clone();
+    // The notifications were sent before the answer, but the client may
+    // still be handling the last of them.
+    let mut progress = client.messages();
+    for _ in 0..100 {
+        if client.all_up_to("task ended: finished") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        progress = client.messages();
+    }
     assert!(
         progress.contains(&"planned 1 subtask(s)".to_string())
             && progress.contains(&"s1 round 1: finish ok".to_string())
