@@ -583,13 +583,15 @@ async fn shipped_script_solves_every_shipped_task_and_seeded_faults_give_a_fixed
     // the runtime recovers differently, and CI's floor needs a look too.
     // (0.75 until the read check was on by default: it refuses empty-csv's
     // write after the read hit a fault, and a script cannot read again;
-    // 0.688 on the 16 tasks before the suite grew to 45; EVALS.md, section 1.)
+    // 0.688 on the 16 tasks before the suite grew to 45; 0.622 until the
+    // input preview: a file shown before round 1 counts as read, so a write
+    // after a read that hit a fault is no longer refused; EVALS.md, section 1.)
     let faults = ["--faults", "tool_error=0.2,llm_non_json=0.2", "--seed", "7"];
     let a = eval_shipped(&faults).await;
     let b = eval_shipped(&faults).await;
     assert_eq!(
         a["summary"]["success_rate"],
-        json!(0.622),
+        json!(0.711),
         "{}",
         a["summary"]
     );

@@ -196,7 +196,15 @@ async fn a_write_before_the_goal_s_input_was_read_is_answered_once() {
         finish("1"),
     ])
     .await;
-    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    // The input preview shows notes.txt before round 1, and a preview is a
+    // read: the check is measured without it.
+    let run = run_in(
+        goal,
+        ws.path(),
+        &server,
+        &["--json", "--steer", "input_preview=off"],
+    )
+    .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "finished");
@@ -223,6 +231,48 @@ async fn a_write_before_the_goal_s_input_was_read_is_answered_once() {
         std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
         "7"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_goal_s_small_files_are_shown_before_round_1_and_count_as_read() {
+    let goal = "Count the lines of notes.txt and write the number to answer.txt";
+    let ws = workspace();
+    let lines = std::fs::read_to_string(ws.path().join("notes.txt"))
+        .unwrap()
+        .lines()
+        .count();
+    let server = ScriptedServer::start(vec![
+        decision(
+            "write_file",
+            json!({"path": "answer.txt", "content": lines.to_string()}),
+        ),
+        finish(&lines.to_string()),
+    ])
+    .await;
+    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The file's whole text, after the listing, in the first prompt.
+    let notes = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
+    let first = server.prompt_text(0);
+    let noun = if lines == 1 { "line" } else { "lines" };
+    assert!(
+        first.contains(&format!(
+            "What these files held before round 1 (read for you; no need to read them again unless they change):\n--- notes.txt ({lines} {noun}) ---\n{}\n--- end of notes.txt ---",
+            notes.trim_end_matches('\n')
+        )),
+        "{first}"
+    );
+    // Shown is read: the write in round 1 is carried out, not refused.
+    let outcome = run.outcome();
+    assert_eq!(outcome["rounds"], 2, "{outcome}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
+        lines.to_string()
+    );
+    // Switched off, the first prompt shows only the listing.
+    let server = ScriptedServer::start(vec![finish("x")]).await;
+    run_in(goal, ws.path(), &server, &["--no-steer", "input_preview"]).await;
+    assert!(!server.prompt_text(0).contains("--- notes.txt"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -776,7 +826,15 @@ async fn a_fabricated_citation_is_flagged_journalled_and_warned_about_without_bl
         finish("done"),
     ])
     .await;
-    let run = run_in("task", ws.path(), &server, &["--json"]).await;
+    // (Without the input preview: files shown before round 1 are what an
+    // uncited claim may rest on, so it would not be flagged.)
+    let run = run_in(
+        "task",
+        ws.path(),
+        &server,
+        &["--json", "--no-steer", "input_preview"],
+    )
+    .await;
     assert_eq!(run.outcome()["evidence_flags"], 1);
     assert!(!server.prompt_text(1).contains("Evidence check"));
     assert!(!server.prompt_text(0).contains("cite its round"));

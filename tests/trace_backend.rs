@@ -39,7 +39,7 @@ fn responder(req: &Value) -> Reply {
         Reply::Content(
             json!({"subtasks": [
                 {"id": "s1", "role": "reader", "goal": "read notes.txt", "depends_on": []},
-                {"id": "s2", "role": "scribe", "goal": "write summary.txt", "depends_on": ["s1"]}
+                {"id": "s2", "role": "scribe", "goal": "write summary.txt", "depends_on": []}
             ]})
             .to_string(),
         )

@@ -449,6 +449,41 @@ impl Dag {
             .collect()
     }
 
+    /// The result that answers the task without another model call: the
+    /// one finished subtask's, or that of the one finished subtask every
+    /// other finished subtask leads to through `depends_on` (it was given
+    /// their results, so its own already builds on all of them). `None`
+    /// when the results stand side by side and must be combined.
+    pub fn closing_result(&self) -> Option<&str> {
+        let finished: Vec<&Slot> = self
+            .slots
+            .iter()
+            .filter(|s| s.state == SubtaskStatus::Finished)
+            .collect();
+        let is_needed = |id: &str| {
+            finished
+                .iter()
+                .any(|s| s.spec.depends_on.iter().any(|d| d == id))
+        };
+        let mut sinks = finished.iter().filter(|s| !is_needed(&s.spec.id));
+        let (Some(sink), None) = (sinks.next(), sinks.next()) else {
+            return None;
+        };
+        let mut reached: HashSet<&str> = HashSet::new();
+        let mut frontier: Vec<&str> = sink.spec.depends_on.iter().map(String::as_str).collect();
+        while let Some(id) = frontier.pop() {
+            if reached.insert(id) {
+                if let Some(slot) = self.slot(id) {
+                    frontier.extend(slot.spec.depends_on.iter().map(String::as_str));
+                }
+            }
+        }
+        finished
+            .iter()
+            .all(|s| s.spec.id == sink.spec.id || reached.contains(s.spec.id.as_str()))
+            .then(|| sink.result.as_deref().unwrap_or(""))
+    }
+
     /// The report, with `result` as the final answer.
     pub fn report(&self, result: Option<String>, error: Option<String>) -> TaskReport {
         let status = if error.is_some() {

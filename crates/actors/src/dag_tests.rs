@@ -202,3 +202,40 @@ fn an_executor_is_told_its_outputs_and_where_its_inputs_wrote() {
         "{text}"
     );
 }
+
+/// Runs every subtask of `plan` to its end, each finishing with its id in
+/// capitals.
+fn all_finished(plan: Vec<PlannedSubtask>) -> Dag {
+    let mut run = Dag::new("t", 8, 2);
+    run.add_subtasks(plan);
+    loop {
+        let ready = run.start_ready();
+        if ready.is_empty() {
+            return run;
+        }
+        for spec in ready {
+            assert!(run.finish(&spec.id, &done(&spec.id.to_uppercase())));
+        }
+    }
+}
+
+#[test]
+fn the_closing_result_is_the_last_subtask_s_when_it_built_on_all_the_others() {
+    // One subtask: its result.
+    assert_eq!(
+        all_finished(vec![sub("a", &[])]).closing_result(),
+        Some("A")
+    );
+    // A chain, and a fan-in whose writer waits for both reads: the last.
+    let chain = all_finished(vec![sub("a", &[]), sub("b", &["a"]), sub("c", &["b"])]);
+    assert_eq!(chain.closing_result(), Some("C"));
+    let fan_in = all_finished(vec![sub("a", &[]), sub("b", &[]), sub("w", &["a", "b"])]);
+    assert_eq!(fan_in.closing_result(), Some("W"));
+    // Results side by side, or a last one that did not see them all: the
+    // model combines them.
+    let side_by_side = all_finished(vec![sub("a", &[]), sub("b", &[])]);
+    assert_eq!(side_by_side.closing_result(), None);
+    let partial = all_finished(vec![sub("a", &[]), sub("b", &[]), sub("c", &["a"])]);
+    assert_eq!(partial.closing_result(), None);
+    assert_eq!(Dag::new("t", 1, 1).closing_result(), None);
+}

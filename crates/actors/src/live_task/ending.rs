@@ -1,5 +1,5 @@
-//! How a live task ends: the final answer (one model call, or the single
-//! result passed through), a partial report, or an error; and the one
+//! How a live task ends: the final answer (one model call, or the result
+//! of the subtask that built on all the others passed through), a partial report, or an error; and the one
 //! reply, which stops what is left and closes the task's spans.
 
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -12,15 +12,19 @@ use crate::report::{TaskReport, TaskStatus};
 use hermes_core::telemetry;
 
 impl LiveTask {
-    /// Everything has ended: write the answer (one model call, or the single
-    /// result passed through) or report the partial state.
+    /// Everything has ended: write the answer (one model call, or the
+    /// closing subtask's result passed through, see
+    /// [`Dag::closing_result`](crate::dag::Dag::closing_result)) or report
+    /// the partial state.
     pub(super) fn finalise(&mut self, cx: &mut Cx<'_>) {
         let results = self.dag.results();
         if self.dag.status() != TaskStatus::Finished {
             let partial = self.joined_results();
             return self.finish(Some(partial).filter(|p| !p.is_empty()));
         }
-        if let [(_, result)] = results.as_slice() {
+        // One subtask, or a last one that built on all the others: its
+        // result is the answer, and no model call restates it.
+        if let Some(result) = self.dag.closing_result() {
             let result = result.to_string();
             return self.finish(Some(result));
         }

@@ -62,12 +62,15 @@ static ROUND_CITATION: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Why `thought`, written in `round`, is flagged against `history` (the
 /// rounds before it), or `None` when it holds up. `tools` are the names the
-/// agent can call.
+/// agent can call. `shown_before` says the first prompt showed files whole
+/// (the input preview): a claim that cites nothing may rest on them, so it
+/// is not flagged (a cited round still must exist and have succeeded).
 pub fn check_thought(
     thought: &str,
     round: u32,
     history: &[JournalEntry],
     tools: &[&str],
+    shown_before: bool,
 ) -> Option<String> {
     let lower = thought.to_lowercase();
     let claim = CLAIMS.iter().find(|phrase| lower.contains(*phrase));
@@ -104,6 +107,9 @@ pub fn check_thought(
         .filter(|tool| mentions(&lower, tool))
         .collect();
     if named.is_empty() {
+        if shown_before {
+            return None;
+        }
         return Some(format!(
             "claims a result (\"{claim}\") without citing the round it comes from"
         ));
@@ -115,12 +121,13 @@ pub fn check_thought(
 }
 
 /// Why a `finish` with `result` is flagged: it states an answer while no
-/// tool call of the run succeeded.
-pub fn check_finish(result: &str, history: &[JournalEntry]) -> Option<String> {
+/// tool call of the run succeeded and the first prompt showed no file
+/// whole (`shown_before`).
+pub fn check_finish(result: &str, history: &[JournalEntry], shown_before: bool) -> Option<String> {
     let any_success = history
         .iter()
         .any(|e| !e.is_error() && e.action != UNPARSED);
-    (!any_success && !result.trim().is_empty())
+    (!any_success && !shown_before && !result.trim().is_empty())
         .then(|| "finishes with an answer although no tool call of this run succeeded".to_string())
 }
 
@@ -166,7 +173,11 @@ mod tests {
             "I will read the file next.",
             "",
         ] {
-            assert_eq!(check_thought(thought, 3, &h, TOOLS), None, "{thought}");
+            assert_eq!(
+                check_thought(thought, 3, &h, TOOLS, false),
+                None,
+                "{thought}"
+            );
         }
     }
 
@@ -193,20 +204,31 @@ mod tests {
             ),
         ];
         for (thought, why) in cases {
-            let flag = check_thought(thought, 3, &h, TOOLS).unwrap_or_default();
+            let flag = check_thought(thought, 3, &h, TOOLS, false).unwrap_or_default();
             assert!(flag.contains(why), "{thought}: {flag:?}");
         }
         // A round that is not in a resumed run's history either.
-        let flag = check_thought("As shown above in round 1, 3.", 2, &[], TOOLS);
+        let flag = check_thought("As shown above in round 1, 3.", 2, &[], TOOLS, false);
+        assert!(flag.unwrap().contains("not in this run"));
+        // Files shown before round 1: an uncited claim may rest on them,
+        // a cited round must still exist.
+        assert_eq!(check_thought("The file says 3.", 1, &[], TOOLS, true), None);
+        let flag = check_thought("As shown above in round 1, 3.", 2, &[], TOOLS, true);
         assert!(flag.unwrap().contains("not in this run"));
     }
 
     #[test]
     fn a_finish_with_no_successful_call_is_flagged() {
-        assert!(check_finish("There are 7 admins.", &[entry(1, "read_file", false)]).is_some());
-        assert!(check_finish("There are 7 admins.", &[]).is_some());
-        assert!(check_finish("3", &history()).is_none());
-        assert!(check_finish("  ", &[]).is_none());
+        assert!(check_finish(
+            "There are 7 admins.",
+            &[entry(1, "read_file", false)],
+            false
+        )
+        .is_some());
+        assert!(check_finish("There are 7 admins.", &[], false).is_some());
+        assert!(check_finish("There are 7 admins.", &[], true).is_none());
+        assert!(check_finish("3", &history(), false).is_none());
+        assert!(check_finish("  ", &[], false).is_none());
     }
 
     #[test]

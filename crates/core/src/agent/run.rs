@@ -44,6 +44,8 @@ pub(crate) struct Run<'a> {
     /// What the steers showed after the goal before the first round (the
     /// workspace's files; may be empty).
     opening: String,
+    /// The files whose whole text the opening showed.
+    shown: Vec<String>,
     /// The files the goal names, split into outputs and inputs before the
     /// first round (empty when no tool of the run can write files: then
     /// no steer can act on them and nothing can be missing).
@@ -74,6 +76,7 @@ impl<'a> Run<'a> {
             reflections: Vec::new(),
             notes: String::new(),
             opening: String::new(),
+            shown: Vec::new(),
             files: GoalFiles::default(),
             rendered: perceive::RenderedRounds::default(),
         }
@@ -110,7 +113,8 @@ impl<'a> Run<'a> {
         let cx = self.steer_context();
         let opening = steer::opening(steers, &cx, first_round);
         let opening = self.bounded(opening).await.unwrap_or_default();
-        self.opening = opening;
+        self.opening = opening.text;
+        self.shown = opening.shown;
     }
 
     /// What the steers see of this run now.
@@ -121,6 +125,7 @@ impl<'a> Run<'a> {
             toolbox: &self.agent.toolbox,
             history: self.journal.entries(),
             repetition_window: self.agent.limits.repetition_window,
+            shown: &self.shown,
         }
     }
 
@@ -361,10 +366,15 @@ impl<'a> Run<'a> {
     fn check_evidence(&self, round: u32, decision: &Decision) -> Option<String> {
         let history = self.journal.entries();
         let tools = self.agent.toolbox.names();
-        evidence::check_thought(&decision.thought, round, history, &tools).or_else(|| {
+        // Files the first prompt showed whole are evidence too.
+        let shown = !self.shown.is_empty();
+        evidence::check_thought(&decision.thought, round, history, &tools, shown).or_else(|| {
             decision
                 .is_finish()
-                .then(|| evidence::check_finish(decision.result.as_deref().unwrap_or(""), history))
+                .then(|| {
+                    let result = decision.result.as_deref().unwrap_or("");
+                    evidence::check_finish(result, history, shown)
+                })
                 .flatten()
         })
     }

@@ -26,6 +26,7 @@
 
 pub mod finish_check;
 pub mod goal_files;
+pub mod input_preview;
 pub mod label_check;
 pub mod read_check;
 pub mod repeat_guidance;
@@ -56,6 +57,27 @@ pub struct SteerContext<'a> {
     /// How many recent rounds a repeated call is looked for in (the run's
     /// `Limits::repetition_window`).
     pub repetition_window: usize,
+    /// The files whose whole text the first prompt showed (see
+    /// [`input_preview`]): the run has seen them without a call.
+    pub shown: &'a [String],
+}
+
+/// What a steer adds after the goal in the first prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Opening {
+    /// The block shown (empty for none).
+    pub text: String,
+    /// The workspace files whose whole text the block shows.
+    pub shown: Vec<String>,
+}
+
+impl From<String> for Opening {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            shown: Vec::new(),
+        }
+    }
 }
 
 /// Whether the steer named `steer` already answered a round of `history`
@@ -113,8 +135,8 @@ pub trait Steer: Send + Sync {
     }
     /// A block shown after the goal in the first prompt, computed before
     /// round `first_round` (empty for none).
-    async fn opening(&self, _cx: &SteerContext<'_>, _first_round: u32) -> String {
-        String::new()
+    async fn opening(&self, _cx: &SteerContext<'_>, _first_round: u32) -> Opening {
+        Opening::default()
     }
     /// A sentence for the closing request of the next prompt (empty for
     /// none).
@@ -132,6 +154,7 @@ pub trait Steer: Send + Sync {
 /// folder, one line here.
 pub static ALL: &[&dyn Steer] = &[
     &workspace_listing::WorkspaceListing,
+    &input_preview::InputPreview,
     &finish_check::FinishCheck,
     &write_offer::WriteOffer,
     &repeat_guidance::RepeatGuidance,
@@ -172,16 +195,22 @@ pub fn closing(steers: &Steers, cx: &SteerContext<'_>) -> String {
         .unwrap_or_default()
 }
 
-/// The opening blocks of the steers on, joined by blank lines.
-pub async fn opening(steers: &Steers, cx: &SteerContext<'_>, first_round: u32) -> String {
+/// The opening blocks of the steers on, joined by blank lines, and the
+/// files they showed.
+pub async fn opening(steers: &Steers, cx: &SteerContext<'_>, first_round: u32) -> Opening {
     let mut blocks = Vec::new();
+    let mut shown = Vec::new();
     for steer in active(steers) {
         let block = steer.opening(cx, first_round).await;
-        if !block.is_empty() {
-            blocks.push(block);
+        if !block.text.is_empty() {
+            blocks.push(block.text);
         }
+        shown.extend(block.shown);
     }
-    blocks.join("\n\n")
+    Opening {
+        text: blocks.join("\n\n"),
+        shown,
+    }
 }
 
 /// Whether any steer on may ask the model again.

@@ -38,6 +38,10 @@ impl Steer for ReadCheck {
     }
 
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
+        // Files the first prompt showed whole were read, without a call.
+        if !cx.shown.is_empty() {
+            return Gate::Go;
+        }
         let unread = unread(&cx.files.inputs, decision, cx.history, cx.toolbox);
         if unread.is_empty() {
             return Gate::Go;

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::{Steer, SteerContext};
+use super::{Opening, Steer, SteerContext};
 use crate::agent::survey;
 
 /// The steer's name (switches, journals).
@@ -23,7 +23,9 @@ impl Steer for WorkspaceListing {
         "lists the workspace's files after the goal in the first prompt, taken once before round 1"
     }
 
-    async fn opening(&self, cx: &SteerContext<'_>, first_round: u32) -> String {
-        survey::workspace_block(cx.toolbox, first_round).await
+    async fn opening(&self, cx: &SteerContext<'_>, first_round: u32) -> Opening {
+        survey::workspace_block(cx.toolbox, first_round)
+            .await
+            .into()
     }
 }
