@@ -14,7 +14,7 @@
 
 use std::fmt::Write as _;
 
-use crate::tools::{Listing, Toolbox};
+use crate::tools::{Listing, Toolbox, Workspace};
 
 /// Most entries the list shows; `list_dir` shows the rest.
 pub const LISTED_ENTRIES: usize = 40;
@@ -22,18 +22,23 @@ pub const LISTED_ENTRIES: usize = 40;
 /// The workspace block for a run whose next round is `first_round`, or
 /// an empty string when `toolbox` has no workspace or no tool that reads it.
 pub async fn workspace_block(toolbox: &Toolbox, first_round: u32) -> String {
-    let Some(workspace) = toolbox.workspace().cloned() else {
+    let Some(workspace) = readable_workspace(toolbox) else {
         return String::new();
     };
-    // Without a tool that sees the workspace, a listing would name files
-    // the model cannot open.
-    if !toolbox.specs().any(|spec| spec.effect.sees_workspace()) {
-        return String::new();
-    }
     match tokio::task::spawn_blocking(move || workspace.listing(LISTED_ENTRIES)).await {
         Ok(listing) => block(&listing, first_round),
         Err(_) => String::new(),
     }
+}
+
+/// The workspace of `toolbox` when one of its tools sees it: without one,
+/// a block about its files would name files the model cannot open.
+pub fn readable_workspace(toolbox: &Toolbox) -> Option<Workspace> {
+    let workspace = toolbox.workspace()?.clone();
+    toolbox
+        .specs()
+        .any(|spec| spec.effect.sees_workspace())
+        .then_some(workspace)
 }
 
 /// How `listing` reads in the prompt, taken before round `first_round`.
@@ -63,7 +68,6 @@ mod tests {
 
     use super::*;
     use crate::tools::builtin::register_file_tools;
-    use crate::tools::Workspace;
 
     #[test]
     fn the_block_names_each_entry_and_counts_the_rest() {

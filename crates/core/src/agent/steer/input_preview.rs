@@ -24,7 +24,8 @@ use async_trait::async_trait;
 
 use super::goal_files::{self, base_name};
 use super::{Opening, Steer, SteerContext};
-use crate::tools::{Toolbox, Workspace};
+use crate::agent::survey::readable_workspace;
+use crate::tools::Workspace;
 
 /// The steer's name (switches, journals).
 pub const NAME: &str = "input_preview";
@@ -59,16 +60,6 @@ impl Steer for InputPreview {
             .await
             .unwrap_or_default()
     }
-}
-
-/// The workspace of `toolbox` when one of its tools reads files (without
-/// one, the model could not have read them either).
-fn readable_workspace(toolbox: &Toolbox) -> Option<Workspace> {
-    let workspace = toolbox.workspace()?.clone();
-    toolbox
-        .specs()
-        .any(|spec| spec.effect.sees_workspace())
-        .then_some(workspace)
 }
 
 /// The preview of `named` (the goal's files present in `workspace`), or of
