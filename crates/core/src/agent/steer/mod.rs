@@ -24,6 +24,7 @@
 //! ([`ToolEffect`](crate::tools::ToolEffect)). A round a steer acted on
 //! carries its name in [`JournalEntry::steered_by`].
 
+pub mod compute_check;
 pub mod finish_check;
 pub mod goal_files;
 pub mod input_preview;
@@ -160,6 +161,7 @@ pub static ALL: &[&dyn Steer] = &[
     &repeat_guidance::RepeatGuidance,
     &read_check::ReadCheck,
     &label_check::LabelCheck,
+    &compute_check::ComputeCheck,
 ];
 
 /// The steer named `name`.

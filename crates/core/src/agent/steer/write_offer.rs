@@ -130,7 +130,7 @@ fn printed(data: Option<&Value>) -> Option<&str> {
 /// [`MAX_LINES`] short lines of at most [`MAX_LINE_WORDS`] words, none of
 /// them code or a data structure (brackets, `=`, `:`). A whole number
 /// printed as a float (`600.0`) is offered as the whole number.
-fn value_like(text: &str) -> Option<String> {
+pub(super) fn value_like(text: &str) -> Option<String> {
     let lines: Vec<&str> = text
         .trim()
         .lines()
@@ -165,7 +165,7 @@ fn whole_number(text: &str) -> Option<&str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::json;
 
     use super::*;
@@ -175,7 +175,7 @@ mod tests {
     const RUN_CODE: &str = "run_code";
 
     /// The file tools, and a tool that says it runs code.
-    fn toolbox() -> (tempfile::TempDir, Toolbox) {
+    pub(crate) fn toolbox() -> (tempfile::TempDir, Toolbox) {
         let dir = tempfile::tempdir().unwrap();
         let mut toolbox = Toolbox::new();
         register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
