@@ -259,36 +259,60 @@ pub fn push_round(rounds: &mut Vec<JournalEntry>, entry: JournalEntry) {
 /// A stable hash of an action: its name and its args with keys sorted, so
 /// `{"a":1,"b":2}` and `{"b":2,"a":1}` hash the same.
 pub fn action_hash(name: &str, args: &Value) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut hasher = Sha256::new();
     hasher.update(name.as_bytes());
     hasher.update([0]);
     hasher.update(canonical_json(args).as_bytes());
-    hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(16);
+    for byte in &digest[..8] {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
 }
 
-/// JSON text with object keys sorted at every level.
+/// JSON text with object keys sorted at every level (compact, as
+/// `Value::to_string` writes it), written in one pass without building a
+/// sorted copy of the value.
 pub fn canonical_json(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
+    fn write(value: &Value, out: &mut Vec<u8>) {
         match value {
             Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&map[k])))
-                        .collect(),
-                )
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                out.push(b'{');
+                for (i, (key, item)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    // Writing a string or a scalar to a Vec cannot fail.
+                    let _ = serde_json::to_writer(&mut *out, key);
+                    out.push(b':');
+                    write(item, out);
+                }
+                out.push(b'}');
             }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
+            Value::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write(item, out);
+                }
+                out.push(b']');
+            }
+            scalar => {
+                let _ = serde_json::to_writer(&mut *out, scalar);
+            }
         }
     }
-    sorted(value).to_string()
+    let mut out = Vec::with_capacity(64);
+    write(value, &mut out);
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -296,6 +320,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level_and_is_compact_json() {
+        let value = json!({"b": [{"z": 1, "a": "x\"y"}, null, 1.5], "a": {"d": true, "c": "é"}});
+        let text = canonical_json(&value);
+        assert_eq!(
+            text,
+            r#"{"a":{"c":"é","d":true},"b":[{"a":"x\"y","z":1},null,1.5]}"#
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
+        assert_eq!(action_hash("t", &value).len(), 16);
+        // The first 8 bytes of SHA-256 over `name NUL canonical-args`, in
+        // hex: journals written by earlier versions keep their hashes.
+        assert_eq!(
+            action_hash("read_file", &json!({"path": "a.txt"})),
+            "cd952692b6735beb"
+        );
+    }
 
     #[test]
     fn hash_ignores_key_order_but_not_values() {

@@ -48,7 +48,7 @@ pub(super) fn parse_value(text: &str) -> Result<(Value, bool), DecisionError> {
 }
 
 /// Maximum bracket nesting outside double-quoted strings.
-fn nesting_depth(text: &str) -> usize {
+pub(super) fn nesting_depth(text: &str) -> usize {
     let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
     for c in text.chars() {
         if in_string {

@@ -139,6 +139,9 @@ pub const EXPECTED_SHAPE: &str = r#"{"thought": "what the last observation showe
 /// Returns the first valid decision among the JSON snippets in `raw`.
 /// Never panics, whatever the input.
 pub fn parse_decision(raw: &str) -> Result<Decision, DecisionError> {
+    if let Some(decision) = strict(raw) {
+        return Ok(decision);
+    }
     let text = extract::clean(raw);
     if text.trim().is_empty() {
         return Err(DecisionError::Empty);
@@ -168,6 +171,31 @@ pub fn parse_decision(raw: &str) -> Result<Decision, DecisionError> {
         Some(decision) => shape::check_name(&decision.action.name).map(|()| decision),
         None => Err(last_error),
     }
+}
+
+/// The common reply read the short way: exactly one JSON object (blank
+/// space around it allowed) with a string `thought` and an `action` object
+/// whose `name` is a string and whose `args`, if any, is an object, as a
+/// constrained decoder writes it. The same decision the lenient path makes
+/// of such a text (it tries plain JSON first too), without looking for
+/// `<think>` blocks, ReAct labels or snippets to repair; `None` (take the
+/// lenient path) for anything else, including a shape error, so that
+/// errors read the same.
+fn strict(raw: &str) -> Option<Decision> {
+    let text = raw.trim();
+    if !text.starts_with('{') || !text.ends_with('}') || json::nesting_depth(text) > MAX_DEPTH {
+        return None;
+    }
+    let value: Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object()?;
+    let action = object.get("action")?.as_object()?;
+    let shaped = object.get("thought")?.is_string()
+        && action.get("name")?.is_string()
+        && action.get("args").is_none_or(Value::is_object);
+    if !shaped {
+        return None;
+    }
+    shape::normalize(value, None).ok()
 }
 
 /// Every JSON value (object or array) in `raw`, in the order a reader meets
