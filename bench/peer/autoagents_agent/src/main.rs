@@ -34,7 +34,7 @@ use autoagents::llm::backends::openai::{OpenAI, OpenAIApiMode};
 use autoagents::llm::builder::LLMBuilder;
 use autoagents::llm::chat::{ChatMessage, ChatProvider};
 use autoagents_derive::{ToolInput, agent, tool};
-use peer_harness::{Args, Peer, RoundClock, TaskResult, make_workspace, measure, parse_args};
+use peer_harness::{Args, Peer, RoundClock, TaskResult, measure};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -162,23 +162,9 @@ async fn one_task(llm: Arc<dyn LLMProvider>, root: PathBuf, rounds: usize) -> Ta
 
 #[tokio::main]
 async fn main() {
-    let args = match parse_args("autoagents_agent") {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
-    };
-    let root = match make_workspace("autoagents-peer") {
-        Ok(root) => root,
-        Err(e) => {
-            eprintln!("error: cannot make the workspace: {e}");
-            std::process::exit(1);
-        }
-    };
+    let (args, root) = peer_harness::setup("autoagents_agent");
     let code = run(&args, &root).await;
-    let _ = std::fs::remove_dir_all(&root);
-    std::process::exit(code);
+    peer_harness::exit(&root, code);
 }
 
 async fn run(args: &Args, root: &Path) -> i32 {

@@ -90,6 +90,26 @@ pub fn make_workspace(program: &str) -> std::io::Result<PathBuf> {
     folder.canonicalize()
 }
 
+/// The command line and a fresh workspace for `program`; exits 1 with
+/// the reason when either cannot be had.
+pub fn setup(program: &str) -> (Args, PathBuf) {
+    let args = parse_args(program).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    });
+    let root = make_workspace(program).unwrap_or_else(|e| {
+        eprintln!("error: cannot make the workspace: {e}");
+        std::process::exit(1);
+    });
+    (args, root)
+}
+
+/// Removes the workspace `root` and exits with `code`.
+pub fn exit(root: &std::path::Path, code: i32) -> ! {
+    let _ = std::fs::remove_dir_all(root);
+    std::process::exit(code)
+}
+
 /// Nearest-rank quantile of sorted values, as Hermes' bench computes it.
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {

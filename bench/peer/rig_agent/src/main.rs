@@ -21,7 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use peer_harness::{Args, Peer, RoundClock, TaskResult, make_workspace, measure, parse_args};
+use peer_harness::{Args, Peer, RoundClock, TaskResult, measure};
 use rig_agent::agent::{
     AgentHook, HookContext, ModelTurnAction, ModelTurnFinished, OutcomeAction, OutcomeEvent,
 };
@@ -161,23 +161,9 @@ async fn one_task(agent: Arc<Agent>, rounds: usize) -> TaskResult {
 
 #[tokio::main]
 async fn main() {
-    let args = match parse_args("rig_agent") {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
-    };
-    let root = match make_workspace("rig-peer") {
-        Ok(root) => root,
-        Err(e) => {
-            eprintln!("error: cannot make the workspace: {e}");
-            std::process::exit(1);
-        }
-    };
+    let (args, root) = peer_harness::setup("rig_agent");
     let code = run(&args, &root).await;
-    let _ = std::fs::remove_dir_all(&root);
-    std::process::exit(code);
+    peer_harness::exit(&root, code);
 }
 
 async fn run(args: &Args, root: &Path) -> i32 {
