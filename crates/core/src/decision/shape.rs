@@ -209,15 +209,15 @@ fn call_args(
 /// Finds the action name and the raw args value, whatever the shape.
 fn name_and_args(obj: &Map<String, Value>) -> Option<(String, Option<Value>)> {
     if let Some(call) = obj.get("tool_calls").and_then(|c| c.get(0)) {
-        return call_name_and_args(call);
+        return call_name_and_args(call.as_object()?);
     }
     match obj.get("action") {
         Some(Value::Object(action)) => {
-            let (name, args) = call_name_and_args(&Value::Object(action.clone()))?;
+            let (name, args) = call_name_and_args(action)?;
             Some((name, args.or_else(|| first_value(obj, ARG_KEYS))))
         }
         Some(Value::String(name)) => Some((name.clone(), first_value(obj, ARG_KEYS))),
-        _ => call_name_and_args(&Value::Object(obj.clone())).or_else(|| {
+        _ => call_name_and_args(obj).or_else(|| {
             // {"thought": ..., "final_answer": "..."} with no action at all.
             ["final_answer", "answer"]
                 .iter()
@@ -229,9 +229,8 @@ fn name_and_args(obj: &Map<String, Value>) -> Option<(String, Option<Value>)> {
 
 /// Name and args of a call object: `{"name", "args"}`, `{"tool", ...}`, or
 /// OpenAI's `{"function": {"name", "arguments"}}`.
-fn call_name_and_args(call: &Value) -> Option<(String, Option<Value>)> {
-    let obj = call.as_object()?;
-    if let Some(function @ Value::Object(_)) = obj.get("function") {
+fn call_name_and_args(obj: &Map<String, Value>) -> Option<(String, Option<Value>)> {
+    if let Some(Value::Object(function)) = obj.get("function") {
         return call_name_and_args(function);
     }
     let name = first_string(obj, NAME_KEYS)?;
