@@ -20,8 +20,9 @@
 //! Only writes of values (a few short lines of at most three words, no
 //! code or data structure: what the write offer would offer) into files
 //! absent before round 1 are checked: an edited file, a script or a
-//! document holds numbers of its own. Numbers are compared as whole fields (`10` is not in `10.0.0.4`
-//! nor in the time `09:01:10`) and by value (`600` is in `600.00`).
+//! document holds numbers of its own. Numbers are compared as whole
+//! fields (`10` is not in `10.0.0.4` nor in the time `09:01:10`) and by
+//! value (`600` is in `600.00`).
 //!
 //! **Off by default** (`--steer compute_check=on`): on the dev suite it
 //! fired in 7 of 45 runs and the pass rate stayed 0.400 (EVALS.md, section
