@@ -68,17 +68,11 @@ impl Steer for ComputeCheck {
         {
             return Gate::Go;
         }
-        let args = &decision.action.args;
-        let (Some(path), Some(content)) = (
-            args.get("path").and_then(Value::as_str),
-            args.get("content").and_then(Value::as_str),
-        ) else {
+        let Some((path, content)) = super::goal_files::output_write(&cx.files.outputs, decision)
+        else {
             return Gate::Go;
         };
-        let path = path.trim_start_matches("./");
-        if !cx.files.outputs.iter().any(|output| output == path)
-            || super::write_offer::value_like(content).is_none()
-        {
+        if super::write_offer::value_like(content).is_none() {
             return Gate::Go;
         }
         let shown = shown_text(cx);
@@ -137,13 +131,14 @@ fn leaves(value: &Value, out: &mut String) {
 /// The numbers of `written` (once each, in order) that `seen` holds
 /// neither as the same token nor as a token of the same value.
 pub fn unseen_numbers(written: &str, seen: &str) -> Vec<String> {
-    let known: Vec<&str> = numbers(seen).collect();
+    // Each field of what was seen is parsed once, not once per written number.
+    let known: Vec<(&str, Option<f64>)> = numbers(seen).map(|k| (k, k.parse().ok())).collect();
     let mut unseen: Vec<String> = Vec::new();
     for number in numbers(written) {
         let value = number.parse::<f64>().ok();
         let is_known = known
             .iter()
-            .any(|k| *k == number || (value.is_some() && k.parse::<f64>().ok() == value));
+            .any(|(k, v)| *k == number || (value.is_some() && *v == value));
         if !is_known && !unseen.iter().any(|u| u == number) {
             unseen.push(number.to_string());
         }

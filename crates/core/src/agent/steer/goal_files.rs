@@ -42,6 +42,22 @@ impl GoalFiles {
     }
 }
 
+/// The path (without a leading `./`) and the content of `decision` when
+/// it writes one of `outputs` (its `path` and `content` args): the write
+/// that the checks on a goal's answer look at. `None` for anything else.
+pub fn output_write<'d>(
+    outputs: &[String],
+    decision: &'d crate::decision::Decision,
+) -> Option<(&'d str, &'d str)> {
+    let args = &decision.action.args;
+    let path = args.get("path")?.as_str()?.trim_start_matches("./");
+    let content = args.get("content")?.as_str()?;
+    outputs
+        .iter()
+        .any(|output| output == path)
+        .then_some((path, content))
+}
+
 /// The file names a goal mentions, in order, once each: runs of path
 /// characters (letters, digits, `_-./`) that end in a `.` and an extension
 /// of 2 to 8 letters or digits starting with a letter. URLs and absolute

@@ -14,7 +14,6 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde_json::Value;
 
 use super::{Gate, Steer, SteerContext};
 use crate::decision::Decision;
@@ -74,17 +73,11 @@ pub fn refusal(
     if !BARE_VALUE.is_match(goal) {
         return None;
     }
-    let args = &decision.action.args;
-    let path = args.get("path").and_then(Value::as_str)?;
-    let path = path.trim_start_matches("./");
-    if !outputs.iter().any(|output| output == path) {
-        return None;
-    }
+    let (path, content) = super::goal_files::output_write(outputs, decision)?;
     let told = super::acted(history, NAME);
     if told {
         return None;
     }
-    let content = args.get("content").and_then(Value::as_str)?;
     // "Write only the line `Status: OK`": the goal asks for the label too.
     if goal.contains(content.trim()) {
         return None;
