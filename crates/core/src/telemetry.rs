@@ -23,7 +23,7 @@ use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use opentelemetry_sdk::Resource;
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
+use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt, LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::Layer;
@@ -140,9 +140,17 @@ pub fn provider(config: &TelemetryConfig) -> Result<SdkTracerProvider, Telemetry
 /// lost, a peer refused).
 pub const DEFAULT_LOG_FILTER: &str = "warn,ractor_cluster=error";
 
+/// The spans every round opens (the round, its model call, its tool call).
+/// When no endpoint is set nothing reads them, and building their
+/// OpenTelemetry data was about a third of the loop's own CPU per round
+/// (BENCHMARKS.md, session 29), so they are only built when exported; the
+/// spans whose trace ids are reported (a run's, a task's, a subtask's) are
+/// always built.
+pub const ROUND_SPANS: &[&str] = &["round", "llm.call", "tool.call"];
+
 /// Installs the global subscriber: human logs on stderr filtered by
 /// `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]), and every Hermes span to OpenTelemetry
-/// whatever `RUST_LOG` says.
+/// whatever `RUST_LOG` says ([`ROUND_SPANS`] only when an endpoint is set).
 pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
     let provider = provider(config)?;
     let tracer = provider.tracer("hermes");
@@ -159,11 +167,18 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
     // Hermes reads `Context::current()` (parents come from the tracing
     // spans, propagation from `inject`), and activating started every span's
     // SDK record at its first poll instead of at its end, a guard per entry.
+    let exporting = config.otlp_endpoint.is_some();
     let spans = tracing_opentelemetry::layer()
         .with_tracked_inactivity(false)
         .with_context_activation(false)
         .with_tracer(tracer)
-        .with_filter(Targets::new().with_target("hermes", LevelFilter::INFO));
+        .with_filter(
+            Targets::new()
+                .with_target("hermes", LevelFilter::INFO)
+                .and(filter_fn(move |meta| {
+                    exporting || !ROUND_SPANS.contains(&meta.name())
+                })),
+        );
     tracing_subscriber::registry()
         .with(logs)
         .with(spans)
