@@ -40,6 +40,7 @@ fn run(task: &str, category: &str, rep: u32, passed: bool, rounds: u32, seconds:
         },
         faults: BTreeMap::new(),
         error: None,
+        steered: BTreeMap::new(),
     }
 }
 

@@ -58,8 +58,20 @@ pub struct Decided {
 /// action name is one of the registered tools or `finish`, and each tool's
 /// args follow its spec. Models that constrain decoding cannot stray from it.
 pub fn decision_schema(toolbox: &Toolbox) -> Value {
+    decision_schema_among(toolbox, None)
+}
+
+/// The decision schema with only the actions of `allowed` (tool names or
+/// `finish`; every action when `None`, or when none of them exists).
+pub fn decision_schema_among(toolbox: &Toolbox, allowed: Option<&[String]>) -> Value {
+    let open = |name: &str| allowed.is_none_or(|names| names.iter().any(|n| n == name));
+    let exists = |name: &String| name == FINISH || toolbox.names().contains(&name.as_str());
+    if allowed.is_some_and(|names| !names.iter().any(exists)) {
+        return decision_schema_among(toolbox, None);
+    }
     let mut actions: Vec<Value> = toolbox
         .specs()
+        .filter(|spec| open(&spec.name))
         .map(|spec| {
             json!({
                 "type": "object",
@@ -68,14 +80,16 @@ pub fn decision_schema(toolbox: &Toolbox) -> Value {
             })
         })
         .collect();
-    actions.push(json!({
-        "type": "object",
-        "properties": {
-            "name": {"const": FINISH},
-            "args": {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]}
-        },
-        "required": ["name", "args"]
-    }));
+    if open(FINISH) {
+        actions.push(json!({
+            "type": "object",
+            "properties": {
+                "name": {"const": FINISH},
+                "args": {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]}
+            },
+            "required": ["name", "args"]
+        }));
+    }
     json!({
         "type": "object",
         "properties": {"thought": {"type": "string", "maxLength": 600}, "action": {"anyOf": actions}},
@@ -130,4 +144,45 @@ pub async fn decide(
         regenerated: true,
         llm_time: started.elapsed(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::builtin::register_file_tools;
+    use crate::tools::Workspace;
+
+    /// The action names a decision schema allows.
+    fn actions(schema: &Value) -> Vec<String> {
+        schema["properties"]["action"]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                a["properties"]["name"]["const"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_narrowed_schema_lists_only_the_allowed_actions() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut toolbox = Toolbox::new();
+        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        let all = actions(&decision_schema(&toolbox));
+        assert!(all.len() > 2 && all.contains(&FINISH.to_string()));
+        let only = decision_schema_among(&toolbox, Some(&["read_file".to_string()]));
+        assert_eq!(actions(&only), ["read_file"]);
+        let with_finish = ["write_file".to_string(), FINISH.to_string()];
+        assert_eq!(
+            actions(&decision_schema_among(&toolbox, Some(&with_finish))),
+            ["write_file", FINISH]
+        );
+        // Nothing allowed exists: every action stays open.
+        let none = decision_schema_among(&toolbox, Some(&["nonesuch".to_string()]));
+        assert_eq!(actions(&none), all);
+    }
 }

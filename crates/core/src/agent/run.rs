@@ -346,12 +346,15 @@ impl<'a> Run<'a> {
     /// clock, the caller or the model ends it.
     async fn decide(&mut self, messages: Vec<ChatMessage>) -> Result<Decided, Ending> {
         let limits = &self.agent.limits;
-        let decide = decide::decide(
-            self.agent.llm.as_ref(),
-            messages,
-            limits,
-            &self.agent.schema,
-        );
+        // A steer may narrow the actions this decision can name.
+        let narrowed = steer::narrowed(&limits.steer, &self.steer_context()).map(|names| {
+            Arc::new(decide::decision_schema_among(
+                &self.agent.toolbox,
+                Some(&names),
+            ))
+        });
+        let schema = narrowed.as_ref().unwrap_or(&self.agent.schema);
+        let decide = decide::decide(self.agent.llm.as_ref(), messages, limits, schema);
         match self.bounded(decide).await {
             Err(stop) => Err(Ending::stop(stop)),
             Ok(Err(e)) => Err(Ending::error(e.to_string())),

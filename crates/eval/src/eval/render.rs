@@ -97,6 +97,13 @@ pub fn render_text(report: &Report) -> String {
             f.recovery_rate.map(percent).unwrap_or_else(|| "n/a".into())
         );
     }
+    for (steer, st) in &s.by_steer {
+        let _ = writeln!(
+            out,
+            "steer {steer}: answered {} rounds in {} runs, {} of them passed",
+            st.rounds, st.runs, st.runs_passed
+        );
+    }
     out
 }
 
@@ -153,6 +160,20 @@ pub fn render_markdown(report: &Report) -> String {
                 f.runs_hit,
                 f.runs_hit_passed,
                 f.recovery_rate.map(percent).unwrap_or_else(|| "n/a".into())
+            );
+        }
+    }
+
+    if !s.by_steer.is_empty() {
+        md.push_str("\n## By steer\n\n| steer | rounds answered | runs | of them passed |\n|---|---:|---:|---:|\n");
+        for (steer, st) in &s.by_steer {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                md_cell(steer),
+                st.rounds,
+                st.runs,
+                st.runs_passed
             );
         }
     }

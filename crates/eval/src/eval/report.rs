@@ -95,6 +95,10 @@ pub struct RunRecord {
     /// failure, model unreachable); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Rounds each steer answered in this run (its journal's `steered_by`),
+    /// by steer name; absent when none did.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub steered: BTreeMap<String, u64>,
 }
 
 impl RunRecord {
@@ -138,6 +142,18 @@ pub struct FaultStats {
     /// `runs_hit_passed / runs_hit`; `null` when no run was hit (a kind the
     /// runner listed with zero injections), never a made-up 0 or 1.
     pub recovery_rate: Option<f64>,
+}
+
+/// How runs fared where a steer acted: how often a helper fires on a suite,
+/// and what became of those runs, without reading their journals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteerStats {
+    /// Rounds it answered, over all runs.
+    pub rounds: u64,
+    /// Runs where it answered at least one round.
+    pub runs: u64,
+    /// Those runs that passed.
+    pub runs_passed: u64,
 }
 
 /// Aggregates over all runs of a report.
@@ -189,6 +205,10 @@ pub struct Summary {
     /// task ids `<id>@run`, `<id>@plan`); absent otherwise.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_mode: BTreeMap<String, ModeStats>,
+    /// Runs by the steers that acted in them (see [`RunRecord::steered`]);
+    /// absent when none did.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_steer: BTreeMap<String, SteerStats>,
 }
 
 /// What the runs of one mode did (`--mode run,plan`).
@@ -287,6 +307,16 @@ impl Summary {
                 (stats.runs_hit > 0).then(|| round3(ratio(stats.runs_hit_passed, stats.runs_hit)));
         }
 
+        let mut by_steer: BTreeMap<String, SteerStats> = BTreeMap::new();
+        for run in runs {
+            for (steer, &rounds) in &run.steered {
+                let stats = by_steer.entry(steer.clone()).or_default();
+                stats.rounds += rounds;
+                stats.runs += 1;
+                stats.runs_passed += run.passed as u64;
+            }
+        }
+
         Summary {
             runs: n,
             passed,
@@ -305,6 +335,7 @@ impl Summary {
             by_category,
             by_fault,
             by_mode: by_mode(runs),
+            by_steer,
         }
     }
 }
@@ -411,7 +442,42 @@ pub(crate) mod tests {
             },
             faults: BTreeMap::new(),
             error: None,
+            steered: BTreeMap::new(),
         }
+    }
+
+    #[test]
+    fn by_steer_counts_the_rounds_and_runs_each_steer_answered() {
+        let mut a = run("a", "normal", 1, true);
+        a.steered = BTreeMap::from([
+            ("compute_check".to_string(), 1),
+            ("read_check".to_string(), 2),
+        ]);
+        let mut b = run("b", "normal", 1, false);
+        b.steered = BTreeMap::from([("compute_check".to_string(), 1)]);
+        let s = Summary::compute(&[a, b, run("c", "normal", 1, true)], 1);
+        assert_eq!(
+            s.by_steer["compute_check"],
+            SteerStats {
+                rounds: 2,
+                runs: 2,
+                runs_passed: 1
+            }
+        );
+        assert_eq!(
+            s.by_steer["read_check"],
+            SteerStats {
+                rounds: 2,
+                runs: 1,
+                runs_passed: 1
+            }
+        );
+        // Absent from the JSON when no steer acted.
+        let quiet = Summary::compute(&[run("c", "normal", 1, true)], 1);
+        assert!(serde_json::to_value(&quiet)
+            .unwrap()
+            .get("by_steer")
+            .is_none());
     }
 
     /// Task A 3/3, task B 2/3, task C 0/3.

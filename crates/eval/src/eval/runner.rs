@@ -4,6 +4,7 @@
 //! outcome, never on what the model claims).
 
 use hermes_core::approval::Approvals;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -226,7 +227,26 @@ async fn run_one(
             .map(|(kind, n)| (kind.as_str().to_string(), u64::from(n)))
             .collect(),
         error: ran.error,
+        steered: steered(&run_dir.join("journal.jsonl")),
     }
+}
+
+/// Rounds each steer answered, by name, read from a run's journal (none
+/// when it has no journal: plan mode keeps its executors' elsewhere).
+fn steered(journal: &Path) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    let Ok(text) = std::fs::read_to_string(journal) else {
+        return counts;
+    };
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let Some(steer) = entry.get("steered_by").and_then(|v| v.as_str()) {
+            *counts.entry(steer.to_string()).or_default() += 1;
+        }
+    }
+    counts
 }
 
 fn prepare(task: &Task, workspace: &Path, run_dir: &Path) -> std::io::Result<()> {

@@ -12,8 +12,10 @@
 //! the model copied is in the goal, a file the first prompt showed, or a
 //! tool's output (a `read_file`'s text, a `run_code`'s printout), while a
 //! number worked out in the head is in none of them. The note asks for the
-//! code that computes it; the write offer then spells out the write of
-//! what the code prints. A second such write is carried out, so a number
+//! code that computes it, and the next decision may only run code (its
+//! schema narrowed to `run_code`: told in words alone, the 1.5B model
+//! mostly wrote another guess, EVALS.md section 23); the write offer then
+//! spells out the write of what the code prints. A second such write is carried out, so a number
 //! that really is the model's own (a count it can see at a glance) still
 //! gets written, one round later.
 //!
@@ -24,12 +26,13 @@
 //! fields (`10` is not in `10.0.0.4` nor in the time `09:01:10`) and by
 //! value (`600` is in `600.00`).
 //!
-//! **Off by default** (`--steer compute_check=on`): on the dev suite it
-//! fired in 7 of 45 runs and the pass rate stayed 0.400 (EVALS.md, section
-//! 23): after the note the 1.5B model mostly read the file again and wrote
-//! another number from its head, which the check (once per run) lets
-//! through. A scripted model that writes values without code cannot follow
-//! the note either: the scripted gates run with it off.
+//! **Off by default** (`--steer compute_check=on`): told in words, the
+//! 1.5B model mostly wrote another guess and the dev suite stayed at 0.400
+//! (EVALS.md, section 23); narrowed, every next decision was code and the
+//! dev suite read 0.444, but on the held-out suite it acted in 2 runs and
+//! passed neither (section 24). A scripted model that writes values
+//! without code cannot follow the note either: the scripted gates run
+//! with it off.
 
 use serde_json::Value;
 
@@ -81,6 +84,11 @@ impl Steer for ComputeCheck {
             return Gate::Go;
         }
         Gate::refuse(note(&unseen, path))
+    }
+
+    /// Right after its note, the next decision may only run code.
+    fn narrow(&self, cx: &SteerContext<'_>) -> Option<Vec<String>> {
+        super::code_after_note(cx, NAME)
     }
 }
 
@@ -316,6 +324,17 @@ mod tests {
             )
         }];
         assert_eq!(ComputeCheck.gate(&cx(&told), &guess, false), Gate::Go);
+        // Right after the note only code may run; a round later, anything.
+        assert_eq!(ComputeCheck.narrow(&cx(&[])), None);
+        assert_eq!(
+            ComputeCheck.narrow(&cx(&told)),
+            Some(vec!["run_code".to_string()])
+        );
+        let later = [
+            told[0].clone(),
+            JournalEntry::new(2, "", "run_code", json!({"code": "print(49)"})),
+        ];
+        assert_eq!(ComputeCheck.narrow(&cx(&later)), None);
     }
 
     #[test]

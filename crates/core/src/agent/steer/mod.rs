@@ -2,8 +2,9 @@
 //!
 //! A steer watches a run and nudges it without a model call: it may add a
 //! block to the first prompt (before round 1), add a sentence to the
-//! closing request of each prompt, or gate a decision before it acts (go,
-//! refuse it with a note, or ask the model once more). Each steer is one
+//! closing request of each prompt, gate a decision before it acts (go,
+//! refuse it with a note, or ask the model once more), or narrow the
+//! actions the next decision may name. Each steer is one
 //! file here and one line in [`ALL`]; the loop ([`super::run`]) runs the
 //! list and knows no steer by name.
 //!
@@ -25,6 +26,7 @@
 //! carries its name in [`JournalEntry::steered_by`].
 
 pub mod compute_check;
+pub mod condition_check;
 pub mod finish_check;
 pub mod goal_files;
 pub mod input_preview;
@@ -149,6 +151,14 @@ pub trait Steer: Send + Sync {
     fn gate(&self, _cx: &SteerContext<'_>, _decision: &Decision, _reasked: bool) -> Gate {
         Gate::Go
     }
+    /// The only actions the next decision may name, when this steer
+    /// narrows them (`None`: every action stays open). The decision schema
+    /// the model is asked with then lists only these, so an engine that
+    /// constrains decoding (the grammar) cannot answer anything else; a
+    /// model without constraints only reads them in the schema.
+    fn narrow(&self, _cx: &SteerContext<'_>) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// Every steer, in order of precedence. Adding a steer: one file in this
@@ -161,6 +171,7 @@ pub static ALL: &[&dyn Steer] = &[
     &repeat_guidance::RepeatGuidance,
     &read_check::ReadCheck,
     &label_check::LabelCheck,
+    &condition_check::ConditionCheck,
     &compute_check::ComputeCheck,
 ];
 
@@ -187,6 +198,24 @@ pub fn gate(
         Gate::Reask(note) if reasked => Some((steer.name(), Gate::refuse(note))),
         gate => Some((steer.name(), gate)),
     })
+}
+
+/// Only the tool that runs code, for the decision right after a round
+/// that the steer named `steer` answered with its note (`None` otherwise,
+/// or without such a tool): how a check that asks for code makes a small
+/// model write it.
+pub fn code_after_note(cx: &SteerContext<'_>, steer: &str) -> Option<Vec<String>> {
+    let last = cx.history.last()?;
+    if last.steered_by.as_deref() != Some(steer) {
+        return None;
+    }
+    let runs_code = cx.toolbox.first_with(crate::tools::ToolEffect::RunsCode)?;
+    Some(vec![runs_code.to_string()])
+}
+
+/// The actions the first steer on that narrows the next decision allows.
+pub fn narrowed(steers: &Steers, cx: &SteerContext<'_>) -> Option<Vec<String>> {
+    active(steers).find_map(|steer| steer.narrow(cx))
 }
 
 /// The first closing sentence among the steers on that is not empty.
