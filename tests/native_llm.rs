@@ -160,7 +160,7 @@ async fn an_oversized_prompt_is_refused_and_a_dropped_request_frees_the_engine()
         .await
         .unwrap_err()
         .to_string();
-    assert!(error.contains("exceeds the context size 4096"), "{error}");
+    assert!(error.contains("the context size 4096 leaves"), "{error}");
     let mut long = question("Count from 1 to 100, one number per line.");
     long.max_tokens = 200;
     let dropped =

@@ -34,3 +34,48 @@ pub(crate) fn model_file_name(path: &std::path::Path) -> Result<String, LlmError
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "local".into()))
 }
+
+/// The fewest tokens a reply is given when the prompt leaves less room in
+/// the context than the request's `max_tokens` (a decision takes 50 to 300).
+#[cfg(any(feature = "local-llm", feature = "native-llm"))]
+pub(crate) const MIN_REPLY_TOKENS: usize = 256;
+
+/// How many tokens the reply to a prompt of `prompt` tokens may take in a
+/// context of `context`: `max_tokens`, or the room the context has left
+/// when that is less but at least [`MIN_REPLY_TOKENS`] (a long run's prompt
+/// does not end it while a decision still fits); an error past that.
+#[cfg(any(feature = "local-llm", feature = "native-llm"))]
+pub(crate) fn reply_room(
+    prompt: usize,
+    max_tokens: u32,
+    context: usize,
+) -> Result<usize, LlmError> {
+    let wanted = (max_tokens as usize).max(1);
+    let room = context.saturating_sub(prompt);
+    if room >= wanted {
+        return Ok(wanted);
+    }
+    if room >= MIN_REPLY_TOKENS {
+        return Ok(room);
+    }
+    Err(LlmError::Other(format!(
+        "the prompt has {prompt} tokens; the context size {context} leaves {room} for the reply, under the {MIN_REPLY_TOKENS} a reply needs (raise --context-size)"
+    )))
+}
+
+#[cfg(all(test, any(feature = "local-llm", feature = "native-llm")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_gets_max_tokens_or_the_room_left() {
+        assert_eq!(reply_room(1000, 1024, 4096).unwrap(), 1024);
+        assert_eq!(reply_room(3170, 1024, 4096).unwrap(), 926);
+        assert_eq!(reply_room(10, 0, 4096).unwrap(), 1);
+        let error = reply_room(3900, 1024, 4096).unwrap_err().to_string();
+        assert!(
+            error.contains("3900 tokens") && error.contains("leaves 196"),
+            "{error}"
+        );
+    }
+}

@@ -55,7 +55,8 @@ pub const DEFAULT_CACHED_CONVERSATIONS: usize = 4;
 pub struct NativeConfig {
     /// The GGUF file.
     pub model_path: PathBuf,
-    /// Context window in tokens; a prompt plus `max_tokens` beyond it is an error.
+    /// Context window in tokens; a reply gets what a prompt leaves of it, up
+    /// to `max_tokens` (see `reply_room`).
     pub context_size: u32,
     /// Sampling seed, for repeatable runs.
     pub seed: u64,
@@ -213,15 +214,7 @@ impl Llm for NativeLlm {
             .tokenizer
             .encode(&tokenizer::chatml(&request.messages))
             .map_err(LlmError::Other)?;
-        let needed = prompt.len() + request.max_tokens as usize;
-        if needed > self.loaded.context {
-            return Err(LlmError::Other(format!(
-                "the prompt has {} tokens; with max_tokens {} it exceeds the context size {} (raise --context-size)",
-                prompt.len(),
-                request.max_tokens,
-                self.loaded.context
-            )));
-        }
+        let max_tokens = crate::reply_room(prompt.len(), request.max_tokens, self.loaded.context)?;
         let sampling = if request.temperature <= 0.0 {
             Sampling::ArgMax
         } else {
@@ -234,7 +227,7 @@ impl Llm for NativeLlm {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             prompt,
-            max_tokens: request.max_tokens.max(1) as usize,
+            max_tokens,
             sampling,
             seed: self.config.seed,
             schema: request.schema.clone().filter(|_| self.config.grammar),
