@@ -60,7 +60,7 @@ impl Steer for ComputeCheck {
     }
 
     fn about(&self) -> &'static str {
-        "answers a write of a value holding a number into the goal's new file, when no file, output or the goal shows that number, with a note to compute it with run_code (once per run)"
+        "answers a write of a value holding a number into the goal's new file, when no file, output or the goal shows that number, with a note to compute it with run_code (once per run); the next decision may only run code"
     }
 
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
