@@ -19,6 +19,7 @@ use super::suite::{Mode, Suite, Task};
 use hermes_actors::{Hermes, RoleRegistry, TaskRequest, TaskStatus, DEFAULT_TASK_TIMEOUT};
 use hermes_core::agent::{Agent, CancellationToken, LongTermMemory};
 use hermes_core::faults::{FaultSpec, Faults};
+use hermes_core::journal::Journal;
 use hermes_core::limits::Limits;
 use hermes_core::llm::{Llm, Usage};
 use hermes_core::memory::{Embedder, RedbStore};
@@ -191,6 +192,7 @@ async fn run_one(
         (None, None) => std::env::temp_dir().join(format!("hermes-eval-{key}")),
     };
     let workspace = run_dir.join("workspace");
+    let journal = run_dir.join("journal.jsonl");
     let ran = match prepare(task, &workspace, &run_dir) {
         Err(e) => Ran::error(format!(
             "cannot prepare the workspace {}: {e}",
@@ -199,7 +201,6 @@ async fn run_one(
         Ok(()) => match config.memory.for_run(&run_dir).await {
             Err(e) => Ran::error(format!("cannot open the run's memory: {e}")),
             Ok(memory) => {
-                let journal = run_dir.join("journal.jsonl");
                 let run = RunSetup {
                     faults: &faults,
                     workspace: &workspace,
@@ -227,7 +228,7 @@ async fn run_one(
             .map(|(kind, n)| (kind.as_str().to_string(), u64::from(n)))
             .collect(),
         error: ran.error,
-        steered: steered(&run_dir.join("journal.jsonl")),
+        steered: steered(&journal),
     }
 }
 
@@ -235,15 +236,9 @@ async fn run_one(
 /// when it has no journal: plan mode keeps its executors' elsewhere).
 fn steered(journal: &Path) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
-    let Ok(text) = std::fs::read_to_string(journal) else {
-        return counts;
-    };
-    for line in text.lines() {
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if let Some(steer) = entry.get("steered_by").and_then(|v| v.as_str()) {
-            *counts.entry(steer.to_string()).or_default() += 1;
+    for entry in Journal::read(journal).unwrap_or_default() {
+        if let Some(steer) = entry.steered_by {
+            *counts.entry(steer).or_default() += 1;
         }
     }
     counts

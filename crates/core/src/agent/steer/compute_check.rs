@@ -15,9 +15,9 @@
 //! code that computes it, and the next decision may only run code (its
 //! schema narrowed to `run_code`: told in words alone, the 1.5B model
 //! mostly wrote another guess, EVALS.md section 23); the write offer then
-//! spells out the write of what the code prints. A second such write is carried out, so a number
-//! that really is the model's own (a count it can see at a glance) still
-//! gets written, one round later.
+//! spells out the write of what the code prints. A second such write is
+//! carried out, so a number that really is the model's own (a count it can
+//! see at a glance) still gets written, one round later.
 //!
 //! Only writes of values (a few short lines of at most three words, no
 //! code or data structure: what the write offer would offer) into files
