@@ -41,8 +41,8 @@ pub struct ExecutorArgs {
     pub report_to: DerivedActorRef<ExecutorReport>,
     /// The task the subtask belongs to.
     pub task: TaskId,
-    /// The role it plays.
-    pub role: Role,
+    /// The role it plays (shared with the role registry).
+    pub role: Arc<Role>,
     /// The model for that role.
     pub llm: Arc<dyn Llm>,
     /// Every tool of the planner or node ([`Role::agent`] takes the
@@ -280,7 +280,7 @@ mod tests {
         let args = ExecutorArgs {
             report_to: collector.get_derived(),
             task: 1,
-            role: Role {
+            role: Arc::new(Role {
                 name: "reader".into(),
                 description: "Reads.".into(),
                 system_prompt: "You read.".into(),
@@ -292,7 +292,7 @@ mod tests {
                 approve_after_untrusted: false,
                 token_budget: None,
                 call_budget: None,
-            },
+            }),
             llm: Arc::new(ScriptedLlm::new(answers)),
             toolbox: Arc::new(Toolbox::new()),
             journals: Arc::clone(&journals),

@@ -203,7 +203,7 @@ pub enum RoleError {
 /// The roles executors may take, by name. Shared and safe to change at runtime.
 #[derive(Debug, Clone, Default)]
 pub struct RoleRegistry {
-    roles: Arc<DashMap<String, (Role, String)>>,
+    roles: Arc<DashMap<String, (Arc<Role>, String)>>,
 }
 
 impl RoleRegistry {
@@ -257,20 +257,22 @@ impl RoleRegistry {
                 existing: existing.get().1.clone(),
             }),
             dashmap::Entry::Vacant(slot) => {
-                slot.insert((role, origin));
+                slot.insert((Arc::new(role), origin));
                 Ok(())
             }
         }
     }
 
-    /// The role with this name.
-    pub fn get(&self, name: &str) -> Option<Role> {
-        self.roles.get(name).map(|r| r.0.clone())
+    /// The role with this name, shared: every executor of a role holds
+    /// the same one (its prompt, tools and rules are not copied per
+    /// executor).
+    pub fn get(&self, name: &str) -> Option<Arc<Role>> {
+        self.roles.get(name).map(|r| Arc::clone(&r.0))
     }
 
     /// Every role, sorted by name.
     pub fn all(&self) -> Vec<Role> {
-        let mut roles: Vec<Role> = self.roles.iter().map(|r| r.0.clone()).collect();
+        let mut roles: Vec<Role> = self.roles.iter().map(|r| Role::clone(&r.0)).collect();
         roles.sort_by(|a, b| a.name.cmp(&b.name));
         roles
     }
