@@ -318,16 +318,15 @@ async fn an_unanswered_call_times_out_refused_and_a_pending_one_survives_kill_9(
     assert_eq!(server.task(&id).await["subtasks"][0]["result"], "refused");
     let (status, _) = answer(&server, &id, &call_id, json!({"approve": true})).await;
     assert_eq!(status, 409, "too late");
-    drop(server);
+    server.kill().await;
 
     // Pending at a kill -9: after the restart the same call waits again
     // (no second question), and the answer runs it.
-    let mut server = Server::start(&site, &model.base_url, &["--approve", "write_file"]).await;
+    let server = Server::start(&site, &model.base_url, &["--approve", "write_file"]).await;
     let id = submit(&server).await;
     let asked = question(&server, &id).await;
     let call_id = asked["call_id"].as_str().unwrap().to_string();
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill().await;
     let server = Server::start(&site, &model.base_url, &["--approve", "write_file"]).await;
     let (status, record) = answer(&server, &id, &call_id, json!({"approve": true})).await;
     assert_eq!(status, 200, "{record}");

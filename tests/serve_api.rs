@@ -433,7 +433,7 @@ async fn roles_registered_over_http_are_stored_and_planned_with_after_a_restart(
         created.json::<Value>().await.unwrap(),
         json!({"name": "poet"})
     );
-    drop(server);
+    server.kill().await;
     let server = Server::start(&site, &model.base_url, &[]).await;
     let roles: Value = server.get_json("/v1/roles").await;
     let names: Vec<&str> = roles

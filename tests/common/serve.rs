@@ -145,6 +145,15 @@ impl Server {
         }
     }
 
+    /// Kills the server (as `kill -9` would) and waits until it is gone,
+    /// so its store is free for the next server. Dropping a `Server`
+    /// kills it without waiting: a restart on the same store right after
+    /// could find the file still locked.
+    pub async fn kill(mut self) {
+        self.child.start_kill().unwrap();
+        self.child.wait().await.unwrap();
+    }
+
     pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
         self.authorized(reqwest::Client::new().get(format!("{}{path}", self.url)))
     }

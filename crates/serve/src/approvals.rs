@@ -79,7 +79,12 @@ impl Drop for Expire {
             return;
         };
         let key = (self.task.clone(), self.call_id.clone());
-        if self.service.pending().remove(&key).is_some() {
+        // Still pending in the store too: an answer stored just now wins.
+        let unanswered = || {
+            let stored = self.service.store().approval(&self.task, &self.call_id);
+            matches!(stored, Ok(Some(s)) if s["state"] == "pending")
+        };
+        if self.service.pending().remove(&key).is_some() && unanswered() {
             self.service.settle(
                 &self.task,
                 &self.call_id,
@@ -203,11 +208,16 @@ impl Service {
                 "approval `{call_id}` of task `{id}` is already {state}"
             )));
         }
+        // Stored first, then handed to the waiting call: a call that starts
+        // waiting after the store was written reads the answer there (see
+        // `ask`); one that starts before is handed it here. In the other
+        // order, a call resumed after a restart could begin waiting between
+        // the two and wait for an answer that was already given.
+        let state = if approve { "approved" } else { "denied" };
+        let record = self.settle(id, call_id, stored, state, "http", note.clone());
         let waiting = self
             .pending()
             .remove(&(id.to_string(), call_id.to_string()));
-        let state = if approve { "approved" } else { "denied" };
-        let record = self.settle(id, call_id, stored, state, "http", note.clone());
         if let Some((_, tx)) = waiting {
             let _ = tx.send(Verdict {
                 approved: approve,
