@@ -53,9 +53,13 @@ pub struct SteerArgs {
     /// Switch a steer off (repeatable; the same as `--steer NAME=off`).
     #[arg(long = "no-steer", value_name = "NAME", value_parser = parse_off)]
     pub no_steer: Vec<(String, bool)>,
-    /// Alias of `--steer repeat_guidance=on`.
-    #[arg(long)]
+    /// Repeat guidance is on by default now; kept so that earlier command
+    /// lines still run.
+    #[arg(long, hide = true)]
     pub repeat_guidance: bool,
+    /// Alias of `--no-steer repeat_guidance`.
+    #[arg(long)]
+    pub no_repeat_guidance: bool,
     /// Alias of `--no-steer workspace_listing`.
     #[arg(long)]
     pub no_workspace_listing: bool,
@@ -113,6 +117,7 @@ impl SteerArgs {
     pub fn steers(&self) -> Steers {
         let aliases = [
             ("repeat_guidance", self.repeat_guidance, true),
+            ("repeat_guidance", self.no_repeat_guidance, false),
             ("workspace_listing", self.no_workspace_listing, false),
             ("finish_check", self.no_finish_check, false),
             ("read_check", self.no_read_check, false),

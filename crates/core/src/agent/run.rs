@@ -344,10 +344,19 @@ impl<'a> Run<'a> {
 
     /// One decide phase under the wall clock; the run's ending when the
     /// clock, the caller or the model ends it.
-    async fn decide(&mut self, messages: Vec<ChatMessage>) -> Result<Decided, Ending> {
+    /// `among`, when given, are the only actions it may name (a re-ask's);
+    /// otherwise a steer may narrow them.
+    async fn decide(
+        &mut self,
+        messages: Vec<ChatMessage>,
+        among: Option<&[String]>,
+    ) -> Result<Decided, Ending> {
         let limits = &self.agent.limits;
-        // A steer may narrow the actions this decision can name.
-        let narrowed = steer::narrowed(&limits.steer, &self.steer_context()).map(|names| {
+        let narrowed = match among {
+            Some(names) => Some(names.to_vec()),
+            None => steer::narrowed(&limits.steer, &self.steer_context()),
+        };
+        let narrowed = narrowed.map(|names| {
             Arc::new(decide::decision_schema_among(
                 &self.agent.toolbox,
                 Some(&names),
@@ -393,16 +402,16 @@ impl<'a> Run<'a> {
         let steers = &self.agent.limits.steer;
         // The conversation is kept only when a re-ask is possible.
         let kept = steer::may_reask(steers).then(|| messages.clone());
-        let first = self.decide(messages).await?;
+        let first = self.decide(messages, None).await?;
         let gate = self.gate(&first, false);
-        let (Some(mut messages), Some((_, Gate::Reask(note)))) = (kept, &gate) else {
+        let (Some(mut messages), Some((_, Gate::Reask { note, among }))) = (kept, &gate) else {
             return Ok((first, false, gate));
         };
         if let Ok(decision) = &first.decision {
             messages.push(ChatMessage::assistant(perceive::decision_json(decision)));
         }
         messages.push(ChatMessage::user(note.clone()));
-        let again = self.decide(messages).await?;
+        let again = self.decide(messages, among.as_deref()).await?;
         let mut usage = first.usage;
         usage += again.usage;
         let decided = Decided {

@@ -209,6 +209,50 @@ mod tests {
             .count()
     }
 
+    /// A decision schema whose actions are `names` (as
+    /// `decision_schema_among` builds it).
+    fn actions(names: &[&str]) -> Value {
+        let any: Vec<Value> = names
+            .iter()
+            .map(|name| {
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {"name": {"const": name}, "args": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+                    "required": ["name", "args"]
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "type": "object",
+            "properties": {"thought": {"type": "string", "maxLength": 10}, "action": {"anyOf": any}},
+            "required": ["thought", "action"]
+        })
+    }
+
+    #[test]
+    fn an_action_left_out_of_the_schema_cannot_be_named() {
+        let (grammars, env) = byte_grammars();
+        let head = r#"{"thought": "t", "action": {"name": ""#;
+        let mut open = grammars
+            .constraint(&actions(&["read_file", "search_files"]))
+            .unwrap();
+        let taken = feed(&mut open, &env, &format!("{head}search_files\""));
+        assert_eq!(
+            taken,
+            env.tokenize_bytes(format!("{head}search_files\"").as_bytes())
+                .len()
+        );
+        let mut narrowed = grammars
+            .constraint(&actions(&["read_file", "list_dir"]))
+            .unwrap();
+        let head_tokens = env.tokenize_bytes(head.as_bytes()).len();
+        assert_eq!(feed(&mut narrowed, &env, head), head_tokens);
+        assert!(
+            !narrowed.take(u32::from(b's')).unwrap(),
+            "search_files is not in the schema"
+        );
+    }
+
     #[test]
     fn an_answer_in_the_schema_is_taken_whole_and_then_complete() {
         let (grammars, env) = byte_grammars();

@@ -106,7 +106,13 @@ pub enum Gate {
     },
     /// Ask the model once more, with this note after its answer. A steer
     /// that would re-ask an answer already re-asked refuses it instead.
-    Reask(String),
+    Reask {
+        /// What the model reads after its first answer.
+        note: String,
+        /// The only actions the second answer may name (`None`: every
+        /// action), as [`Steer::narrow`] does for a next decision.
+        among: Option<Vec<String>>,
+    },
 }
 
 impl Gate {
@@ -115,6 +121,14 @@ impl Gate {
         Self::Refuse {
             note: note.into(),
             repeat_of: None,
+        }
+    }
+
+    /// A re-ask with `note`, every action open to the second answer.
+    pub fn reask(note: impl Into<String>) -> Self {
+        Self::Reask {
+            note: note.into(),
+            among: None,
         }
     }
 }
@@ -195,7 +209,7 @@ pub fn gate(
 ) -> Option<(&'static str, Gate)> {
     active(steers).find_map(|steer| match steer.gate(cx, decision, reasked) {
         Gate::Go => None,
-        Gate::Reask(note) if reasked => Some((steer.name(), Gate::refuse(note))),
+        Gate::Reask { note, .. } if reasked => Some((steer.name(), Gate::refuse(note))),
         gate => Some((steer.name(), gate)),
     })
 }

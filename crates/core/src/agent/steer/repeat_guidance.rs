@@ -3,18 +3,25 @@
 //!
 //! Small models often redo the step that just worked, or retry a failed
 //! call unchanged, until the repetition guard ends the run. When this steer
-//! is on (`--steer repeat_guidance=on`), the loop answers such a decision
+//! is on (the default; `--no-repeat-guidance` turns it off), the loop answers such a decision
 //! before running anything: it asks the model once more with a note that
-//! names the earlier round and what it returned ([`reask_note`]), and if the
-//! second answer repeats the call too, it does not run it but answers with
-//! an error that points back at that round ([`refusal`]). The refused call
-//! still counts for the repetition guard, so a model that cannot let go is
-//! stopped as before.
+//! names the earlier round and what it returned ([`reask_note`]), and that
+//! second answer may not name the repeated action at all (its decision
+//! schema leaves it out, so under the grammar a small model cannot send the
+//! call a third time; words alone did not move it, EVALS.md section 19).
+//! If the second answer repeats the call anyway (a model without the
+//! grammar), it is not run but answered with an error that points back at
+//! that round ([`refusal`]); the refused call still counts for the
+//! repetition guard, so a model that cannot let go is stopped as before.
+//!
+//! A call is a repeat only while the workspace is as it was: after a round
+//! that wrote a file or ran code successfully, the same call may give
+//! another answer (run the script again after fixing it), so it runs.
 
-use crate::decision::Action;
+use crate::decision::{Action, FINISH};
 use crate::journal::{action_hash, JournalEntry};
 use crate::text::{clip, one_line};
-use crate::tools::ToolResult;
+use crate::tools::{ToolEffect, ToolResult, Toolbox};
 
 /// The steer's name (switches, journals).
 pub const NAME: &str = "repeat_guidance";
@@ -28,13 +35,15 @@ impl super::Steer for RepeatGuidance {
     }
 
     fn about(&self) -> &'static str {
-        "asks once more when a decision repeats a recent call exactly, and refuses the call if the answer repeats it again (off by default)"
+        "asks once more, without that action, when a decision repeats a recent call exactly and nothing was written since; refuses the call if the answer repeats it again"
     }
 
     fn on_by_default(&self) -> bool {
-        // Off: on the 1.5B model it made runs longer and no more
-        // successful (EVALS.md, section 3).
-        false
+        // On since the re-asked answer may not name the repeated action:
+        // dev 0.400 -> 0.422, held-out 0.289 -> 0.342, no run ended by the
+        // repetition guard (EVALS.md, section 25). In words alone it made
+        // runs longer and no more successful (sections 3 and 19).
+        true
     }
 
     fn may_reask(&self) -> bool {
@@ -54,14 +63,45 @@ impl super::Steer for RepeatGuidance {
         else {
             return super::Gate::Go;
         };
+        if changed_since(cx, earlier.round) {
+            return super::Gate::Go;
+        }
         if !reasked {
-            return super::Gate::Reask(reask_note(earlier));
+            return super::Gate::Reask {
+                note: reask_note(earlier),
+                among: Some(other_actions(cx.toolbox, &decision.action.name)),
+            };
         }
         super::Gate::Refuse {
             note: refusal(earlier).error.unwrap_or_default(),
             repeat_of: Some(earlier.round),
         }
     }
+}
+
+/// Whether a round after `round` changed the workspace: a write or a code
+/// run that succeeded and was not a steer's answer.
+fn changed_since(cx: &super::SteerContext<'_>, round: u32) -> bool {
+    cx.history.iter().any(|entry| {
+        entry.round > round
+            && !entry.is_error()
+            && entry.steered_by.is_none()
+            && matches!(
+                cx.toolbox.effect(&entry.action),
+                ToolEffect::Writes | ToolEffect::RunsCode
+            )
+    })
+}
+
+/// Every action of `toolbox`, and finish, except `repeated`.
+fn other_actions(toolbox: &Toolbox, repeated: &str) -> Vec<String> {
+    toolbox
+        .names()
+        .into_iter()
+        .chain([FINISH])
+        .filter(|name| *name != repeated)
+        .map(str::to_string)
+        .collect()
 }
 
 /// How much of the earlier observation a note quotes.
@@ -92,14 +132,15 @@ pub fn reask_note(earlier: &JournalEntry) -> String {
     );
     if earlier.is_error() {
         format!(
-            "That is exactly the call of round {} ({call}), which failed: {}. The same call will fail the same way. Change the arguments, use another tool, or finish with a progress report. Reply with one JSON object.",
+            "That is exactly the call of round {} ({call}), which failed: {}. The same call will fail the same way, so this answer may not use {}: take another step toward the goal with another tool, or finish with a progress report. Reply with one JSON object.",
             earlier.round,
-            clip(&one_line(&earlier.observation), QUOTED_CHARS)
+            clip(&one_line(&earlier.observation), QUOTED_CHARS),
+            earlier.action
         )
     } else {
         format!(
-            "That is exactly the call of round {} ({call}), which already succeeded; its result is in the observation of round {}. Do not call it again: use that result for the next step toward the goal (for example run_code to compute from it, or write_file to save an answer), or finish if the goal is reached. Reply with one JSON object.",
-            earlier.round, earlier.round
+            "That is exactly the call of round {} ({call}), which already succeeded; its result is in the observation of round {}. This answer may not use {}: take the next step toward the goal with that result, or finish if the goal is reached. Reply with one JSON object.",
+            earlier.round, earlier.round, earlier.action
         )
     }
 }
@@ -122,7 +163,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::ToolStatus;
+    use crate::agent::steer::{Gate, GoalFiles, Steer, SteerContext};
+    use crate::decision::Decision;
+    use crate::tools::builtin::register_file_tools;
+    use crate::tools::{ToolStatus, Workspace};
 
     fn entry(round: u32, action: &str, args: serde_json::Value, ok: bool) -> JournalEntry {
         JournalEntry {
@@ -180,5 +224,61 @@ mod tests {
         let refused = refusal(&failed);
         assert_eq!(refused.status, ToolStatus::Error);
         assert!(refused.error.unwrap().contains("round 4, which failed"));
+    }
+
+    #[test]
+    fn a_repeat_is_asked_again_without_its_action_until_something_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut toolbox = Toolbox::new();
+        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        let files = GoalFiles::default();
+        let cx = |history| SteerContext {
+            goal: "Fix a.txt.",
+            files: &files,
+            toolbox: &toolbox,
+            history,
+            repetition_window: 5,
+            shown: &[],
+        };
+        let read = Decision {
+            thought: String::new(),
+            action: call("read_file", json!({"path": "a.txt"})),
+            result: None,
+            repaired: false,
+        };
+        let history = vec![entry(1, "read_file", json!({"path": "a.txt"}), true)];
+        let Gate::Reask { note, among } = RepeatGuidance.gate(&cx(&history), &read, false) else {
+            panic!("a repeat went ahead");
+        };
+        assert!(note.contains("may not use read_file"), "{note}");
+        let among = among.expect("the second answer is narrowed");
+        assert!(!among.iter().any(|n| n == "read_file"), "{among:?}");
+        assert!(among.iter().any(|n| n == FINISH) && among.iter().any(|n| n == "write_file"));
+        // Asked again and still the same call: refused, pointing back.
+        let Gate::Refuse { repeat_of, .. } = RepeatGuidance.gate(&cx(&history), &read, true) else {
+            panic!("a second repeat went ahead");
+        };
+        assert_eq!(repeat_of, Some(1));
+        // A file written since: the same read may now say something else.
+        let mut written = history.clone();
+        written.push(entry(
+            2,
+            "write_file",
+            json!({"path": "a.txt", "content": "b"}),
+            true,
+        ));
+        assert_eq!(RepeatGuidance.gate(&cx(&written), &read, false), Gate::Go);
+        // A write that failed, or one a steer answered, changed nothing.
+        let mut failed = history.clone();
+        failed.push(entry(
+            2,
+            "write_file",
+            json!({"path": "a.txt", "content": "b"}),
+            false,
+        ));
+        assert!(matches!(
+            RepeatGuidance.gate(&cx(&failed), &read, false),
+            Gate::Reask { .. }
+        ));
     }
 }

@@ -98,7 +98,7 @@ mod tests {
     fn defaults_come_from_the_steers_and_switches_override_them() {
         let steers = Steers::defaults();
         assert!(steers.is_on("finish_check"));
-        assert!(!steers.is_on("repeat_guidance"));
+        assert!(!steers.is_on("compute_check"));
         assert!(!steers.is_on("nonesuch"));
         let off = steers.with("finish_check", false);
         assert!(!off.is_on("finish_check"));
