@@ -56,6 +56,11 @@ pub struct JournalEntry {
     /// recent call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasked: bool,
+    /// The steer that asked the model again (see `reasked`), so a report
+    /// can count the rounds each steer answered even when the second
+    /// answer went ahead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasked_by: Option<String>,
     /// `flagged: <why>` when the evidence check flagged this round's thought
     /// or answer (see `agent::evidence`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +109,7 @@ impl JournalEntry {
             regenerated: false,
             repeat_of: None,
             reasked: false,
+            reasked_by: None,
             evidence: None,
             raw: None,
             injected: None,

@@ -263,7 +263,8 @@ impl<'a> Run<'a> {
             tokens: decided.usage,
             llm_ms: decided.llm_time.as_millis() as u64,
             regenerated: decided.regenerated,
-            reasked,
+            reasked: reasked.is_some(),
+            reasked_by: reasked.map(str::to_string),
             evidence,
             ..entry
         }))
@@ -393,20 +394,22 @@ impl<'a> Run<'a> {
 
     /// Decides, and asks the steers on whether the decision may act; when
     /// one asks for it, asks the model once more with its note and gates
-    /// the second answer. Returns the decision, whether it was re-asked,
-    /// and the steer that answered it instead of letting it act, if one did.
+    /// the second answer. Returns the decision, the steer that re-asked
+    /// it (if one did), and the steer that answered it instead of letting
+    /// it act, if one did.
     async fn decide_and_gate(
         &mut self,
         messages: Vec<ChatMessage>,
-    ) -> Result<(Decided, bool, Option<(&'static str, Gate)>), Ending> {
+    ) -> Result<(Decided, Option<&'static str>, Option<(&'static str, Gate)>), Ending> {
         let steers = &self.agent.limits.steer;
         // The conversation is kept only when a re-ask is possible.
         let kept = steer::may_reask(steers).then(|| messages.clone());
         let first = self.decide(messages, None).await?;
         let gate = self.gate(&first, false);
-        let (Some(mut messages), Some((_, Gate::Reask { note, among }))) = (kept, &gate) else {
-            return Ok((first, false, gate));
+        let (Some(mut messages), Some((by, Gate::Reask { note, among }))) = (kept, &gate) else {
+            return Ok((first, None, gate));
         };
+        let by = *by;
         if let Ok(decision) = &first.decision {
             messages.push(ChatMessage::assistant(perceive::decision_json(decision)));
         }
@@ -421,7 +424,7 @@ impl<'a> Run<'a> {
             decision: again.decision,
         };
         let gate = self.gate(&decided, true);
-        Ok((decided, true, gate))
+        Ok((decided, Some(by), gate))
     }
 
     /// The steer that answers `decided` instead of letting it act.

@@ -232,12 +232,17 @@ async fn run_one(
     }
 }
 
-/// Rounds each steer answered, by name, read from a run's journal (none
-/// when it has no journal: plan mode keeps its executors' elsewhere).
+/// Rounds each steer answered, by name, read from a run's journal: the
+/// ones it held back (`steered_by`) and the ones it asked again
+/// (`reasked_by`), each round once per steer (none when it has no journal:
+/// plan mode keeps its executors' elsewhere).
 fn steered(journal: &Path) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     for entry in Journal::read(journal).unwrap_or_default() {
-        if let Some(steer) = entry.steered_by {
+        let reasked_by = entry
+            .reasked_by
+            .filter(|r| entry.steered_by.as_ref() != Some(r));
+        for steer in entry.steered_by.into_iter().chain(reasked_by) {
             *counts.entry(steer).or_default() += 1;
         }
     }
