@@ -378,7 +378,14 @@ async fn repetition_guard_stops_three_identical_calls() {
         finish("never"),
     ])
     .await;
-    let run = run_in("loop", ws.path(), &server, &["--json"]).await;
+    // The guard alone: repeat guidance (on by default) would re-ask.
+    let run = run_in(
+        "loop",
+        ws.path(),
+        &server,
+        &["--json", "--no-repeat-guidance"],
+    )
+    .await;
     assert_eq!(run.code, 3);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "repetition");

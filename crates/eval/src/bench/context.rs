@@ -101,6 +101,10 @@ impl ContextBench {
         let windowed = Limits {
             max_rounds: self.rounds + 1,
             timeout: Duration::from_secs(600),
+            // The bench's model reads the same files again in turn: repeat
+            // guidance would re-ask those rounds, and the series measures
+            // prompt growth, not the steer.
+            steer: hermes_core::agent::steer::Steers::defaults().with("repeat_guidance", false),
             ..Limits::default()
         };
         let full_history = Limits {
