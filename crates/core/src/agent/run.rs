@@ -401,15 +401,15 @@ impl<'a> Run<'a> {
         &mut self,
         messages: Vec<ChatMessage>,
     ) -> Result<(Decided, Option<&'static str>, Option<(&'static str, Gate)>), Ending> {
-        let steers = &self.agent.limits.steer;
-        // The conversation is kept only when a re-ask is possible.
-        let kept = steer::may_reask(steers).then(|| messages.clone());
         let first = self.decide(messages, None).await?;
         let gate = self.gate(&first, false);
-        let (Some(mut messages), Some((by, Gate::Reask { note, among }))) = (kept, &gate) else {
+        let Some((by, Gate::Reask { note, among })) = &gate else {
             return Ok((first, None, gate));
         };
         let by = *by;
+        // Re-asks are rare: the conversation is built again (the journal
+        // has not moved) rather than copied every round in case of one.
+        let mut messages = self.conversation();
         if let Ok(decision) = &first.decision {
             messages.push(ChatMessage::assistant(perceive::decision_json(decision)));
         }

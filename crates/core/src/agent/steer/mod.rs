@@ -145,11 +145,6 @@ pub trait Steer: Send + Sync {
     fn on_by_default(&self) -> bool {
         true
     }
-    /// Whether its gate may say [`Gate::Reask`] (the loop then keeps each
-    /// round's conversation for the second request).
-    fn may_reask(&self) -> bool {
-        false
-    }
     /// A block shown after the goal in the first prompt, computed before
     /// round `first_round` (empty for none).
     async fn opening(&self, _cx: &SteerContext<'_>, _first_round: u32) -> Opening {
@@ -256,11 +251,6 @@ pub async fn opening(steers: &Steers, cx: &SteerContext<'_>, first_round: u32) -
         text: blocks.join("\n\n"),
         shown,
     }
-}
-
-/// Whether any steer on may ask the model again.
-pub fn may_reask(steers: &Steers) -> bool {
-    active(steers).any(|s| s.may_reask())
 }
 
 #[cfg(test)]

@@ -46,10 +46,6 @@ impl super::Steer for RepeatGuidance {
         true
     }
 
-    fn may_reask(&self) -> bool {
-        true
-    }
-
     fn gate(
         &self,
         cx: &super::SteerContext<'_>,
