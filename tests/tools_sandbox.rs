@@ -248,6 +248,12 @@ async fn a_stray_closing_brace_after_the_code_is_left_out_and_the_code_runs() {
     assert_eq!(seen["status"], "ok", "{seen}");
     assert_eq!(seen["data"]["stdout"], "6\n", "{seen}");
     assert_eq!(seen["data"]["repaired"], hermes::tools::builtin::BRACE_NOTE);
+    // Or the `}` took the place of the code's own last `)`.
+    let swapped = "total = sum([1, 2, 3])\nprint(str(total)}";
+    let seen = run_once(ws.path(), swapped, &[]).await;
+    assert_eq!(seen["status"], "ok", "{seen}");
+    assert_eq!(seen["data"]["stdout"], "6\n", "{seen}");
+    assert_eq!(seen["data"]["repaired"], hermes::tools::builtin::BRACE_NOTE);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -106,6 +106,11 @@ pub struct ToolSpec {
     /// `<untrusted>` marks, never as instructions.
     #[serde(skip)]
     pub untrusted: bool,
+    /// The args schema a constrained decoder follows when it is narrower
+    /// than the one the params make (patterns, one branch per enum value);
+    /// calls are still validated against [`ToolSpec::params`].
+    #[serde(skip)]
+    pub decoding_args: Option<Value>,
 }
 
 /// What a tool does to the workspace, declared by the tool itself so that
@@ -145,6 +150,7 @@ impl ToolSpec {
             idempotent: false,
             effect: ToolEffect::Other,
             untrusted: false,
+            decoding_args: None,
         }
     }
     /// Adds a parameter.
@@ -181,14 +187,27 @@ impl ToolSpec {
         self
     }
 
+    /// Narrows the args schema a constrained decoder follows: `refine`
+    /// gets the schema the params make (so call this after the last
+    /// [`ToolSpec::param`]) and returns the one to decode under (see
+    /// [`ToolSpec::decoding_args`]).
+    pub fn refine_args(mut self, refine: impl FnOnce(Value) -> Value) -> Self {
+        self.decoding_args = Some(refine(self.args_schema()));
+        self
+    }
+
     /// The parameter with this name.
     pub fn find_param(&self, name: &str) -> Option<&ParamSpec> {
         self.params.iter().find(|p| p.name == name)
     }
 
-    /// The tool's args as a JSON schema object (types, required, enums), for
-    /// models that constrain decoding to a schema.
+    /// The tool's args as a JSON schema object (types, required, enums, and
+    /// whatever [`ToolSpec::refine_args`] narrowed), for models that
+    /// constrain decoding to a schema.
     pub fn args_schema(&self) -> Value {
+        if let Some(schema) = &self.decoding_args {
+            return schema.clone();
+        }
         let properties: serde_json::Map<String, Value> = self
             .params
             .iter()

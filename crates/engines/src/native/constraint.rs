@@ -310,6 +310,53 @@ mod tests {
     }
 
     #[test]
+    fn python_code_under_the_grammar_puts_a_block_below_its_header() {
+        use hermes_core::tools::builtin::RunCode;
+        use hermes_core::tools::sandbox::SandboxConfig;
+        use hermes_core::tools::Tool;
+        let args = RunCode::new(SandboxConfig::new("/tmp"))
+            .spec()
+            .args_schema();
+        let schema = serde_json::json!({"type": "object", "properties": {"args": args}, "required": ["args"]});
+        let (grammars, env) = byte_grammars();
+        let head = r#"{"args": {"language": "python", "code": "for f in files:"#;
+        let start = |grammars: &Grammars| {
+            let mut constraint = grammars.constraint(&schema).unwrap();
+            let taken = feed(&mut constraint, &env, head);
+            assert_eq!(taken, env.tokenize_bytes(head.as_bytes()).len());
+            constraint
+        };
+        let mut closing = start(&grammars);
+        assert!(
+            !closing.take(u32::from(b'"')).unwrap(),
+            "a header needs a body"
+        );
+        let mut flat = start(&grammars);
+        assert_eq!(feed(&mut flat, &env, " "), 1, "a space may end the header");
+        assert!(!flat.take(u32::from(b'p')).unwrap(), "but no body after it");
+        let mut unindented = start(&grammars);
+        assert_eq!(feed(&mut unindented, &env, "\\n"), 2);
+        assert!(
+            !unindented.take(u32::from(b'p')).unwrap(),
+            "the body is indented"
+        );
+        let mut shaped = start(&grammars);
+        let body = "\\n    print(f)\\nprint(1)\"}}";
+        assert_eq!(
+            feed(&mut shaped, &env, body),
+            env.tokenize_bytes(body.as_bytes()).len()
+        );
+        assert!(shaped.complete());
+        let bash = r#"{"args": {"language": "bash", "code": "for f in *; do echo $f; done"}}"#;
+        let mut free = grammars.constraint(&schema).unwrap();
+        assert_eq!(
+            feed(&mut free, &env, bash),
+            env.tokenize_bytes(bash.as_bytes()).len(),
+            "Bash is free"
+        );
+    }
+
+    #[test]
     fn a_schema_the_compiler_refuses_is_an_error() {
         let (grammars, _) = byte_grammars();
         let bad = serde_json::json!({"type": "object", "properties": {"a": {"type": "nonsense"}}});

@@ -14,6 +14,7 @@
 //! it is only shown (`unsaved_writes`).
 
 mod hints;
+mod line_shape;
 mod prelude;
 pub mod repairs;
 
@@ -104,6 +105,21 @@ impl RunCode {
     }
 }
 
+/// `run_code`'s args schema with Python's `code` held to the line shape
+/// of [`line_shape`] (headers end at their colon, blocks are indented):
+/// one branch per language, so Bash stays free.
+fn python_lines_shaped(args: Value) -> Value {
+    let branch = |language: &str, pattern: Option<String>| {
+        let mut schema = args.clone();
+        schema["properties"]["language"] = json!({"const": language});
+        if let Some(pattern) = pattern {
+            schema["properties"]["code"]["pattern"] = Value::String(pattern);
+        }
+        schema
+    };
+    json!({"anyOf": [branch("python", Some(line_shape::python_line_pattern())), branch("bash", None)]})
+}
+
 #[async_trait]
 impl Tool for RunCode {
     fn spec(&self) -> ToolSpec {
@@ -139,6 +155,7 @@ impl Tool for RunCode {
             .example(json!({"language": "python", "code": "import csv\nrows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), rows[0] if rows else 'no data rows')"}))
             .timeout(MAX_CODE_TIMEOUT + Duration::from_secs(10))
             .effect(ToolEffect::RunsCode)
+            .refine_args(python_lines_shaped)
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {

@@ -1,12 +1,17 @@
 //! A `}` closing the JSON around the code, written into the code: Python
 //! says `SyntaxError: unmatched '}'`, and the program without it is run.
+//! Written instead of the code's own last `)` (`f.write(str(total)}`),
+//! Python says `closing parenthesis '}' does not match opening parenthesis
+//! '('`, and the program is run with the brackets still open closed in its
+//! place (two of four runs of the flattening trial, EVALS.md section 26).
 
 use async_trait::async_trait;
 
 use super::{Proposal, Repair, RepairContext};
 
-/// Said in the result when a stray `}` at the end of the code was left out.
-pub const BRACE_NOTE: &str = "the '}' at the end of the code was unmatched and was left out (it belongs to the JSON around the code, not to the code)";
+/// Said in the result when a stray `}` at the end of the code was left out
+/// (and the brackets it stood for closed).
+pub const BRACE_NOTE: &str = "the '}' at the end of the code was unmatched and was left out (it belongs to the JSON around the code, not to the code); brackets it left open were closed";
 
 /// The repair.
 pub struct Braces;
@@ -15,10 +20,22 @@ pub struct Braces;
 impl Repair for Braces {
     async fn propose(&self, cx: &RepairContext<'_>) -> Option<Proposal> {
         let output = cx.output?;
-        if cx.language != "python" || !output.stderr.contains("SyntaxError: unmatched '}'") {
+        if cx.language != "python" {
             return None;
         }
-        without_trailing_braces(cx.code).map(|code| Proposal {
+        let code = if output.stderr.contains("SyntaxError: unmatched '}'") {
+            without_trailing_braces(cx.code)?
+        } else if output
+            .stderr
+            .contains("closing parenthesis '}' does not match opening parenthesis")
+        {
+            let kept = without_trailing_braces(cx.code)?;
+            let closers = still_open(&kept)?;
+            kept + &closers
+        } else {
+            return None;
+        };
+        Some(Proposal {
             code,
             detail: String::new(),
         })
@@ -38,6 +55,62 @@ fn without_trailing_braces(code: &str) -> Option<String> {
     (kept.len() < code.trim_end().len() && !kept.is_empty()).then(|| kept.to_string())
 }
 
+/// The closers of the brackets `code` leaves open, innermost first
+/// (`None` when none is open, or one closes what it did not open); strings
+/// and comments are skipped.
+fn still_open(code: &str) -> Option<String> {
+    let mut open = Vec::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '#' => {
+                while chars.peek().is_some_and(|&n| n != '\n') {
+                    chars.next();
+                }
+            }
+            '\'' | '"' => skip_string(c, &mut chars),
+            '(' => open.push(')'),
+            '[' => open.push(']'),
+            '{' => open.push('}'),
+            ')' | ']' | '}' => {
+                if open.pop() != Some(c) {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    (!open.is_empty()).then(|| open.iter().rev().collect())
+}
+
+/// Moves `chars` past the rest of a string that opened with `quote`
+/// (triple-quoted when two more follow).
+fn skip_string(quote: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    let mut probe = chars.clone();
+    let triple = probe.next() == Some(quote) && probe.next() == Some(quote);
+    if triple {
+        chars.next();
+        chars.next();
+    }
+    let mut run = 0;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+                run = 0;
+            }
+            '\n' if !triple => return,
+            c if c == quote => {
+                run += 1;
+                if !triple || run == 3 {
+                    return;
+                }
+            }
+            _ => run = 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +127,21 @@ mod tests {
         );
         assert_eq!(without_trailing_braces("print(1)"), None);
         assert_eq!(without_trailing_braces("}"), None);
+    }
+
+    #[test]
+    fn brackets_left_open_are_closed_in_order() {
+        assert_eq!(still_open("f.write(str(total)").as_deref(), Some(")"));
+        assert_eq!(
+            still_open("w.writerow([country, total").as_deref(),
+            Some("])")
+        );
+        assert_eq!(
+            still_open("print('(', \"[\") # (\nx = (1").as_deref(),
+            Some(")")
+        );
+        assert_eq!(still_open("s = '''a(\n'''\nprint(s").as_deref(), Some(")"));
+        assert_eq!(still_open("print(1)"), None);
+        assert_eq!(still_open("print(1]"), None);
     }
 }
