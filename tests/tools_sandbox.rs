@@ -248,7 +248,8 @@ async fn a_stray_closing_brace_after_the_code_is_left_out_and_the_code_runs() {
     assert_eq!(seen["status"], "ok", "{seen}");
     assert_eq!(seen["data"]["stdout"], "6\n", "{seen}");
     assert_eq!(seen["data"]["repaired"], hermes::tools::builtin::BRACE_NOTE);
-    // Or the `}` took the place of the code's own last `)`.
+    // Or the `}` took the place of the code's own last `)`. (A second call
+    // in the same workspace: the first saved nothing.)
     let swapped = "total = sum([1, 2, 3])\nprint(str(total)}";
     let seen = run_once(ws.path(), swapped, &[]).await;
     assert_eq!(seen["status"], "ok", "{seen}");
@@ -499,5 +500,25 @@ async fn code_actions_read_and_write_the_workspace_keep_variables_and_save_only_
             .unwrap()
             .contains("`prices` is not defined: a variable exists only if"),
         "{undefined}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_opened_without_its_folder_is_shown_where_it_is() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("reports")).unwrap();
+    std::fs::write(ws.path().join("reports/2024-01.json"), "{\"revenue\": 5}").unwrap();
+    // The model listed reports/ and opened the entry by its bare name.
+    let seen = run_once(
+        ws.path(),
+        "import json\nprint(json.load(open('2024-01.json')))",
+        &[],
+    )
+    .await;
+    assert_eq!(seen["status"], "error", "{seen}");
+    let error = seen["error"].as_str().unwrap();
+    assert!(
+        error.ends_with("there is no `2024-01.json`: paths in the code are relative to the workspace, and a file of that name is at `reports/2024-01.json`"),
+        "{error}"
     );
 }

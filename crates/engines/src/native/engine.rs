@@ -129,7 +129,13 @@ impl Engine {
                     Err(TryRecvError::Disconnected) => break,
                 }
             }
-            active.retain(|a| !a.job.reply.is_closed());
+            active.retain(|a| {
+                let gone = a.job.reply.is_closed();
+                if gone {
+                    self.log_unfinished("the caller went away", a);
+                }
+                !gone
+            });
             if active.is_empty() {
                 continue;
             }
@@ -305,12 +311,33 @@ impl Engine {
         }
     }
 
+    /// Says at debug level what a request had written when it ended
+    /// without its answer being complete (a runaway answer that ran into
+    /// its token budget or the run's clock shows here, nowhere else).
+    fn log_unfinished(&self, why: &str, a: &Active) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let text = self.tokenizer.decode(&a.output);
+            let tail: String = text
+                .chars()
+                .rev()
+                .take(400)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            tracing::debug!(tokens = a.output.len(), %tail, "answer unfinished: {why}");
+        }
+    }
+
     /// Sends a finished request's answer and caches its state (and keeps
     /// it on disk when it is the first answer and read most of its prompt).
     fn finish(&self, a: Active) {
         let read_itself = a.reused * 2 < a.job.prompt.len();
         let first = self.first_answer.replace(false);
         let stopped = a.stopped;
+        if !stopped {
+            self.log_unfinished("it ran out of tokens", &a);
+        }
         let text_tokens = match a.output.split_last() {
             Some((&last, text)) if self.tokenizer.is_stop(last) => text,
             _ => &a.output[..],

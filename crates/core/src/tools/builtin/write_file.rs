@@ -48,12 +48,34 @@ impl Tool for WriteFile {
     }
 }
 
+/// Whether `content` opens with a unified diff's hunk header (`@@ -6,3
+/// +6,3 @@`): a small model copies the summary run_code shows of a change
+/// it saved (`saved`) into write_file, replacing the changed file with the
+/// summary (EVALS.md, section 26).
+fn is_diff_hunk(content: &str) -> bool {
+    let first = content.trim_start().lines().next().unwrap_or("");
+    let Some(rest) = first.strip_prefix("@@ -") else {
+        return false;
+    };
+    rest.contains(" +") && rest.contains(" @@")
+}
+
+/// Whether a path is meant to hold a diff.
+fn is_patch_file(shown: &str) -> bool {
+    [".diff", ".patch"].iter().any(|ext| shown.ends_with(ext))
+}
+
 /// Writes `args.content` to `args.path`, creating its folders.
 fn write(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, ToolError> {
     let content = super::required_str(args, "content")?;
     let (path, shown) = workspace.resolve_arg(args)?;
     if path.is_dir() {
         return Err(ToolError::new(format!("`{shown}` is a directory")));
+    }
+    if path.is_file() && is_diff_hunk(content) && !is_patch_file(&shown) {
+        return Err(ToolError::new(format!(
+            "not written: this content is a diff (a change summary, as run_code shows what it saved), not the text of `{shown}`; the file was left as it is. If the change is already saved, read_file `{shown}` to check it; otherwise write the whole new text"
+        )));
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
@@ -62,4 +84,40 @@ fn write(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, Tool
     std::fs::write(&path, content)
         .map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
     Ok(json!({"path": shown, "bytes": content.len()}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(path: &str, content: &str) -> Map<String, Value> {
+        json!({"path": path, "content": content})
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    #[test]
+    fn a_diff_summary_does_not_replace_the_file_it_describes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        std::fs::write(dir.path().join("app.ini"), "[logging]\nlevel = warning\n").unwrap();
+        let hunk = "@@ -6,3 +6,3 @@\n [logging]\n-level = debug\n+level = warning";
+        let error = write(&ws, &args("app.ini", hunk)).unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with("not written: this content is a diff"),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("app.ini")).unwrap(),
+            "[logging]\nlevel = warning\n"
+        );
+        // A patch file, or a new file, takes it; so does ordinary text.
+        write(&ws, &args("fix.patch", hunk)).unwrap();
+        write(&ws, &args("new.txt", hunk)).unwrap();
+        write(&ws, &args("app.ini", "[logging]\nlevel = error\n")).unwrap();
+    }
 }

@@ -16,6 +16,9 @@ pub struct HintContext<'a> {
     /// Whether the workspace tools are functions inside the code and
     /// variables are kept from one call to the next (code actions).
     pub code_actions: bool,
+    /// Where the workspace has files named like the one Python could not
+    /// open ([`missing_file`]), as workspace paths.
+    pub found_elsewhere: &'a [String],
 }
 
 /// The hint, starting with `; ` (to follow "the code exited with code 1").
@@ -24,6 +27,16 @@ pub fn hint(cx: &HintContext<'_>) -> String {
     let undefined = undefined_name(stderr);
     if !cx.may_write && stderr.contains("Read-only file system") {
         return "; the workspace is read-only for run_code: print the value instead and save it with write_file".into();
+    }
+    if let (Some(missing), [first, ..]) = (missing_file(stderr), cx.found_elsewhere) {
+        let more = if cx.found_elsewhere.len() > 1 {
+            format!(" (and {} other place(s))", cx.found_elsewhere.len() - 1)
+        } else {
+            String::new()
+        };
+        return format!(
+            "; there is no `{missing}`: paths in the code are relative to the workspace, and a file of that name is at `{first}`{more}"
+        );
     }
     if let Some(name) = undefined.filter(|n| super::super::NAMES.contains(n)) {
         return format!(
@@ -58,6 +71,19 @@ pub fn hint(cx: &HintContext<'_>) -> String {
         return "; Python reads one statement per line: put each statement on a line of its own (\\n between them in the JSON string), with the body of a for/if/with on the lines below it, indented".into();
     }
     "; see stderr".into()
+}
+
+/// The path Python could not open, from its last `FileNotFoundError:
+/// [Errno 2] No such file or directory: 'X'`: a small model lists a
+/// folder and then opens its entries without the folder's name.
+pub fn missing_file(stderr: &str) -> Option<&str> {
+    stderr
+        .lines()
+        .rev()
+        .find_map(|line| {
+            line.strip_prefix("FileNotFoundError: [Errno 2] No such file or directory: '")
+        })?
+        .strip_suffix('\'')
 }
 
 /// The text Python could not read as a number, from its last
@@ -102,11 +128,36 @@ mod tests {
             stderr,
             may_write: false,
             code_actions,
+            found_elsewhere: &[],
         };
         let name = "NameError: name 'prices' is not defined";
         assert!(hint(&cx(name, false)).contains("every run_code call is a new program"));
         assert!(hint(&cx(name, true)).contains("prices = read_file("));
         assert!(hint(&cx("NameError: name 'csv' is not defined", true)).contains("import csv"));
         assert_eq!(hint(&cx("boom", true)), "; see stderr");
+    }
+
+    #[test]
+    fn a_file_opened_without_its_folder_is_shown_where_it_is() {
+        let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 4, in <module>\nFileNotFoundError: [Errno 2] No such file or directory: '2024-01.json'\n";
+        assert_eq!(missing_file(stderr), Some("2024-01.json"));
+        let found = vec!["reports/2024-01.json".to_string()];
+        let cx = HintContext {
+            code: "open('2024-01.json')",
+            language: "python",
+            stderr,
+            may_write: false,
+            code_actions: true,
+            found_elsewhere: &found,
+        };
+        assert_eq!(
+            hint(&cx),
+            "; there is no `2024-01.json`: paths in the code are relative to the workspace, and a file of that name is at `reports/2024-01.json`"
+        );
+        let nowhere = HintContext {
+            found_elsewhere: &[],
+            ..cx
+        };
+        assert_eq!(hint(&nowhere), "; see stderr");
     }
 }

@@ -59,6 +59,9 @@ pub struct CodeOptions {
     /// What a program that succeeded wrote in its copy of a read-only
     /// workspace is saved into the workspace.
     pub save_writes: bool,
+    /// Python's `code` is decoded under the line shape of `line_shape.rs`
+    /// where the model's decoding is constrained to the decision schema.
+    pub line_shape: bool,
 }
 
 impl Default for CodeOptions {
@@ -66,6 +69,7 @@ impl Default for CodeOptions {
         Self {
             code_actions: true,
             save_writes: true,
+            line_shape: true,
         }
     }
 }
@@ -145,7 +149,7 @@ impl Tool for RunCode {
             self.config.memory_bytes >> 20,
             self.config.max_processes,
         );
-        ToolSpec::new("run_code", description)
+        let spec = ToolSpec::new("run_code", description)
             .param(ParamSpec::new("language", ParamKind::String, "the interpreter").required().one_of(["python", "bash"]))
             .param(ParamSpec::new("code", ParamKind::String, "the program text").required())
             .param(ParamSpec::new("timeout_secs", ParamKind::Number, "wall-clock limit in seconds (fractions allowed)"))
@@ -154,8 +158,12 @@ impl Tool for RunCode {
             // (EVALS.md, section 13).
             .example(json!({"language": "python", "code": "import csv\nrows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), rows[0] if rows else 'no data rows')"}))
             .timeout(MAX_CODE_TIMEOUT + Duration::from_secs(10))
-            .effect(ToolEffect::RunsCode)
-            .refine_args(python_lines_shaped)
+            .effect(ToolEffect::RunsCode);
+        if self.options.line_shape {
+            spec.refine_args(python_lines_shaped)
+        } else {
+            spec
+        }
     }
 
     async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
@@ -231,12 +239,14 @@ impl Tool for RunCode {
         match problem {
             None => Ok(data),
             Some(problem) => {
+                let found_elsewhere = self.files_named_like(hints::missing_file(&output.stderr));
                 let hint = hints::hint(&hints::HintContext {
                     code: &code,
                     language,
                     stderr: &output.stderr,
                     may_write: self.config.allow_writes,
                     code_actions: self.code_actions(language),
+                    found_elsewhere: &found_elsewhere,
                 });
                 Err(ToolError::with_data(
                     format!("the code {problem}{hint}"),
@@ -248,6 +258,26 @@ impl Tool for RunCode {
 }
 
 impl RunCode {
+    /// The workspace paths of files named like `missing` (a path the code
+    /// could not open), at most three; none when it names no file.
+    fn files_named_like(&self, missing: Option<&str>) -> Vec<String> {
+        let Some(name) = missing
+            .map(std::path::Path::new)
+            .and_then(std::path::Path::file_name)
+            .and_then(|n| n.to_str())
+        else {
+            return Vec::new();
+        };
+        let Ok(workspace) = Workspace::new(&self.config.workspace) else {
+            return Vec::new();
+        };
+        workspace
+            .files_named(name, 3)
+            .into_iter()
+            .filter(|found| Some(found.as_str()) != missing)
+            .collect()
+    }
+
     /// What a repair sees of the program as it stands.
     fn repair_context<'a>(
         &'a self,
