@@ -43,6 +43,11 @@ pub fn hint(cx: &HintContext<'_>) -> String {
             "; `{name}` is a tool, not a function inside the code: open files with open() in the code, or call {name} as your action"
         );
     }
+    if let Some(module) = missing_module(stderr).or_else(|| undefined.and_then(library_alias)) {
+        return format!(
+            "; `{module}` is not installed in the sandbox's Python, which has the standard library only: use csv, json, statistics, collections or datetime instead"
+        );
+    }
     if let Some(import) = undefined.and_then(missing_import) {
         return format!("; add `{import}` at the top of the code");
     }
@@ -71,6 +76,29 @@ pub fn hint(cx: &HintContext<'_>) -> String {
         return "; Python reads one statement per line: put each statement on a line of its own (\\n between them in the JSON string), with the body of a for/if/with on the lines below it, indented".into();
     }
     "; see stderr".into()
+}
+
+/// The module Python could not import, from its last
+/// `ModuleNotFoundError: No module named 'X'` (the top-level package).
+fn missing_module(stderr: &str) -> Option<&str> {
+    let name = stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("ModuleNotFoundError: No module named '"))?
+        .strip_suffix('\'')?;
+    name.split('.').next().filter(|n| !n.is_empty())
+}
+
+/// The library behind a conventional short name a small model uses
+/// without importing it (`pd.read_csv`), when it is not the standard
+/// library's.
+fn library_alias(name: &str) -> Option<&'static str> {
+    match name {
+        "pd" | "pandas" => Some("pandas"),
+        "np" | "numpy" => Some("numpy"),
+        "plt" => Some("matplotlib"),
+        _ => None,
+    }
 }
 
 /// The path Python could not open, from its last `FileNotFoundError:
@@ -135,6 +163,25 @@ mod tests {
         assert!(hint(&cx(name, true)).contains("prices = read_file("));
         assert!(hint(&cx("NameError: name 'csv' is not defined", true)).contains("import csv"));
         assert_eq!(hint(&cx("boom", true)), "; see stderr");
+    }
+
+    #[test]
+    fn a_library_the_sandbox_lacks_is_named_with_what_to_use() {
+        let cx = |stderr| HintContext {
+            code: "df = pd.read_csv('a.csv')",
+            language: "python",
+            stderr,
+            may_write: false,
+            code_actions: true,
+            found_elsewhere: &[],
+        };
+        let alias = hint(&cx("NameError: name 'pd' is not defined"));
+        assert!(alias.starts_with("; `pandas` is not installed"), "{alias}");
+        let missing = hint(&cx("ModuleNotFoundError: No module named 'numpy.linalg'"));
+        assert!(
+            missing.starts_with("; `numpy` is not installed"),
+            "{missing}"
+        );
     }
 
     #[test]
