@@ -143,7 +143,15 @@ impl ActionShape {
             return None;
         }
         let name = properties["name"]["const"].as_str()?.to_string();
-        let args = &properties["args"];
+        let Some(args) = args_shape(&properties["args"]) else {
+            // Args of a shape the template cannot follow: nothing after
+            // the name is fixed.
+            return Some(Self {
+                name,
+                required: Vec::new(),
+                closed: false,
+            });
+        };
         let declared = args.get("properties").and_then(Value::as_object);
         let required: Vec<(String, bool)> = args
             .get("required")
@@ -155,7 +163,7 @@ impl ActionShape {
                     .map(|n| {
                         let is_string = declared
                             .and_then(|d| d.get(n))
-                            .is_some_and(|p| p["type"] == "string");
+                            .is_some_and(|p| p["type"] == "string" || p["const"].is_string());
                         (n.to_string(), is_string)
                     })
                     .collect()
@@ -168,6 +176,31 @@ impl ActionShape {
             closed,
         })
     }
+}
+
+/// The object schema an action's args follow: the args themselves, or the
+/// first branch of an `anyOf` whose branches all have the same properties
+/// and required ones in the same order (`run_code`'s one branch per
+/// language, see `ToolSpec::refine_args`); `None` for anything else.
+fn args_shape(args: &Value) -> Option<&Value> {
+    let Some(branches) = args.get("anyOf").and_then(Value::as_array) else {
+        return Some(args);
+    };
+    let first = branches.first()?;
+    let keys = |branch: &Value| -> Option<Vec<String>> {
+        Some(
+            branch
+                .get("properties")?
+                .as_object()?
+                .keys()
+                .cloned()
+                .collect(),
+        )
+    };
+    let same = branches
+        .iter()
+        .all(|b| keys(b) == keys(first) && b.get("required") == first.get("required"));
+    (same && keys(first).is_some()).then_some(first)
 }
 
 /// A reading position in a decision being written.
@@ -273,7 +306,8 @@ mod tests {
                 "thought": {"type": "string", "maxLength": 600},
                 "action": {"anyOf": [
                     tool("write_file", json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]})),
-                    tool("run_code", json!({"type": "object", "properties": {"language": {"type": "string", "enum": ["python", "bash"]}, "code": {"type": "string"}, "timeout_secs": {"type": "number"}}, "required": ["language", "code"]})),
+                    // One branch per language, as `run_code`'s refined args.
+                    tool("run_code", json!({"anyOf": (["python", "bash"].map(|language| json!({"type": "object", "properties": {"language": {"const": language}, "code": {"type": "string"}, "timeout_secs": {"type": "number"}}, "required": ["language", "code"]})))})),
                     tool("list_dir", json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": []})),
                     tool("read_lines", json!({"type": "object", "properties": {"path": {"type": "string"}, "max": {"type": "integer"}}, "required": ["max", "path"]})),
                     tool("finish", json!({"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]})),
@@ -353,6 +387,16 @@ mod tests {
         let numbers = r#"{"thought": "x", "action": {"name": "read_lines", "args": {"max": 12"#;
         assert_eq!(forced(numbers), None);
         assert_eq!(forced(&format!("{numbers},")), open(r#" "path":"#));
+    }
+
+    #[test]
+    fn args_whose_branches_differ_fix_nothing_after_the_name() {
+        let branch = |required: Value| json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": required});
+        let args = json!({"anyOf": [branch(json!(["a"])), branch(json!(["b"]))]});
+        assert!(args_shape(&args).is_none());
+        let action = json!({"properties": {"name": {"const": "t"}, "args": args}});
+        let shape = ActionShape::from_schema(&action).unwrap();
+        assert!(shape.required.is_empty() && !shape.closed);
     }
 
     #[test]
