@@ -28,11 +28,11 @@ pub struct ToolArgs {
     /// read-only workspace are only shown (unsaved_writes), not saved.
     #[arg(long)]
     pub no_save_code_writes: bool,
-    /// Let the model write run_code's Python freely under the grammar
-    /// instead of holding each for/if/with/… header to end at its colon
-    /// with the block indented on the lines below (EVALS.md, section 26).
+    /// Under the grammar, hold run_code's Python to a line shape: each
+    /// for/if/with/… header ends at its colon and the block is indented on
+    /// the lines below (off by default: EVALS.md, section 26).
     #[arg(long)]
-    pub no_code_line_shape: bool,
+    pub code_line_shape: bool,
     /// Let http_fetch reach private and loopback addresses (local use only).
     #[arg(long)]
     pub allow_private_network: bool,
@@ -64,7 +64,7 @@ impl ToolArgs {
             code: CodeOptions {
                 code_actions: !self.no_code_actions,
                 save_writes: !self.no_save_code_writes,
-                line_shape: !self.no_code_line_shape,
+                line_shape: self.code_line_shape,
             },
             allow_private_network: self.allow_private_network,
             allowed_hosts: self.allow_hosts.clone(),

@@ -311,10 +311,14 @@ mod tests {
 
     #[test]
     fn python_code_under_the_grammar_puts_a_block_below_its_header() {
-        use hermes_core::tools::builtin::RunCode;
+        use hermes_core::tools::builtin::{CodeOptions, RunCode};
         use hermes_core::tools::sandbox::SandboxConfig;
         use hermes_core::tools::Tool;
-        let args = RunCode::new(SandboxConfig::new("/tmp"))
+        let shaped = CodeOptions {
+            line_shape: true,
+            ..CodeOptions::default()
+        };
+        let args = RunCode::with_options(SandboxConfig::new("/tmp"), shaped)
             .spec()
             .args_schema();
         let schema = serde_json::json!({"type": "object", "properties": {"args": args}, "required": ["args"]});

@@ -61,6 +61,7 @@ pub struct CodeOptions {
     pub save_writes: bool,
     /// Python's `code` is decoded under the line shape of `line_shape.rs`
     /// where the model's decoding is constrained to the decision schema.
+    /// Off by default: it did not help either suite (EVALS.md, section 26).
     pub line_shape: bool,
 }
 
@@ -69,7 +70,7 @@ impl Default for CodeOptions {
         Self {
             code_actions: true,
             save_writes: true,
-            line_shape: true,
+            line_shape: false,
         }
     }
 }

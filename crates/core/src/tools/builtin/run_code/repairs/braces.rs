@@ -72,11 +72,7 @@ fn still_open(code: &str) -> Option<String> {
             '(' => open.push(')'),
             '[' => open.push(']'),
             '{' => open.push('}'),
-            ')' | ']' | '}' => {
-                if open.pop() != Some(c) {
-                    return None;
-                }
-            }
+            ')' | ']' | '}' if open.pop() != Some(c) => return None,
             _ => {}
         }
     }
