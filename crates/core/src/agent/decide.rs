@@ -1,8 +1,9 @@
 //! **Decide**: ask the model for the next step and read its answer.
 //!
-//! The reply goes through the lenient parser. If nothing can be read, the
-//! model is asked exactly once more, told what was wrong and shown the
-//! expected shape. If the second reply cannot be read either, the round's
+//! The reply goes through the lenient parser. If nothing can be read, or
+//! the reply was cut off (`finish_reason` `length`: a repair would end it
+//! in the middle of a value), the model is asked exactly once more, told
+//! what was wrong and shown the expected shape. If the second reply cannot be read either, the round's
 //! observation becomes a parse error that quotes the bad output and shows
 //! the shape again, and the loop goes on: the repetition guard stops a
 //! model that never produces a decision.
@@ -114,7 +115,12 @@ pub async fn decide(
     };
     let first = traced_chat(llm, &request).await?;
     let mut usage = first.usage;
-    let error = match parse_decision(&first.content) {
+    let parsed = if first.finish_reason.as_deref() == Some("length") {
+        Err(DecisionError::CutOff)
+    } else {
+        parse_decision(&first.content)
+    };
+    let error = match parsed {
         Ok(decision) => {
             return Ok(Decided {
                 decision: Ok(decision),
@@ -184,5 +190,59 @@ mod tests {
         // Nothing allowed exists: every action stays open.
         let none = decision_schema_among(&toolbox, Some(&["nonesuch".to_string()]));
         assert_eq!(actions(&none), all);
+    }
+
+    /// A model that answers in order, each reply with its finish reason,
+    /// and keeps what it was asked.
+    struct Replies {
+        left: std::sync::Mutex<Vec<(&'static str, &'static str)>>,
+        asked: std::sync::Mutex<Vec<ChatRequest>>,
+    }
+
+    #[async_trait::async_trait]
+    impl Llm for Replies {
+        async fn chat(&self, request: &ChatRequest) -> Result<crate::llm::ChatResponse, LlmError> {
+            self.asked.lock().unwrap().push(request.clone());
+            let (content, finish) = self.left.lock().unwrap().remove(0);
+            Ok(crate::llm::ChatResponse {
+                content: content.into(),
+                usage: Usage::default(),
+                finish_reason: Some(finish.into()),
+            })
+        }
+        fn model(&self) -> &str {
+            "replies"
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reply_cut_off_is_asked_again_instead_of_repaired() {
+        // Repaired, the cut reply would write a file of digits.
+        let cut = r#"{"thought": "write it", "action": {"name": "write_file", "args": {"path": "a.txt", "content": "12345678901234567890"#;
+        let good = r#"{"thought": "write it", "action": {"name": "write_file", "args": {"path": "a.txt", "content": "600"}}}"#;
+        let llm = Replies {
+            left: std::sync::Mutex::new(vec![(cut, "length"), (good, "stop")]),
+            asked: std::sync::Mutex::new(Vec::new()),
+        };
+        let schema = Arc::new(json!({}));
+        let decided = decide(&llm, vec![ChatMessage::user("go")], &Limits::default(), &schema)
+            .await
+            .unwrap();
+        assert!(decided.regenerated);
+        let decision = decided.decision.unwrap();
+        assert_eq!(decision.action.args["content"], "600");
+        let asked = llm.asked.lock().unwrap();
+        let note = &asked[1].messages.last().unwrap().content;
+        assert!(note.contains("cut off before it was complete"), "{note}");
+
+        // A complete reply is read as before, without asking again.
+        let llm = Replies {
+            left: std::sync::Mutex::new(vec![(good, "stop")]),
+            asked: std::sync::Mutex::new(Vec::new()),
+        };
+        let decided = decide(&llm, vec![ChatMessage::user("go")], &Limits::default(), &schema)
+            .await
+            .unwrap();
+        assert!(!decided.regenerated && decided.decision.is_ok());
     }
 }

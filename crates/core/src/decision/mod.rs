@@ -78,6 +78,12 @@ pub enum DecisionError {
     /// The text was empty (or only a `<think>` block).
     #[error("the reply was empty")]
     Empty,
+    /// The model stopped before the reply was complete (`finish_reason`
+    /// `length`: the token budget ran out, or the engine cut an answer
+    /// that kept repeating itself); whatever a repair would make of it
+    /// ends in the middle of a value.
+    #[error("the reply was cut off before it was complete: it ran too long or kept repeating the same text; keep every value short")]
+    CutOff,
     /// No JSON object could be found or repaired.
     #[error("no JSON object found in the reply")]
     NoJson,
@@ -236,7 +242,7 @@ pub fn find_all_json(raw: &str, accept: impl Fn(&Value) -> bool) -> Vec<Value> {
 fn prefer(old: DecisionError, new: DecisionError) -> DecisionError {
     fn rank(error: &DecisionError) -> u8 {
         match error {
-            DecisionError::Empty | DecisionError::NoJson => 0,
+            DecisionError::Empty | DecisionError::NoJson | DecisionError::CutOff => 0,
             DecisionError::TooDeep { .. } => 1,
             DecisionError::NoAction { .. } | DecisionError::UnescapedQuotes => 2,
             DecisionError::BadCall { .. }

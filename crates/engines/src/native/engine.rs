@@ -30,6 +30,7 @@ use tokio::sync::oneshot;
 use super::constraint::{Constraint, Grammars};
 use super::kept;
 use super::qwen2::{message, KvState, Qwen2, Segment};
+use super::runaway::repeats_itself;
 use super::tokenizer::ChatTokenizer;
 use hermes_core::llm::jump_forward::Template;
 use hermes_core::llm::kept_prompt::write_whole;
@@ -75,6 +76,8 @@ struct Active {
     pending: Vec<u32>,
     /// The answer ended on its own: an end token, or a complete decision.
     stopped: bool,
+    /// The answer was ended because it repeats itself ([`super::runaway`]).
+    looping: bool,
     /// The grammar of the request's schema.
     constraint: Option<Constraint>,
     /// The decision's fixed text, fed ahead under the grammar.
@@ -192,6 +195,7 @@ impl Engine {
             output: Vec::new(),
             pending: Vec::new(),
             stopped: false,
+            looping: false,
             constraint,
             template,
             job,
@@ -241,6 +245,8 @@ impl Engine {
                         // Only the end may follow: no step to spend on it.
                         a.stopped = true;
                         a.pending.clear();
+                    } else if repeats_itself(&a.output) {
+                        a.looping = true;
                     }
                 }
             }
@@ -287,11 +293,12 @@ impl Engine {
         }
     }
 
-    /// Whether a request has its answer: it stopped, used its token budget,
-    /// or reached the end of the context.
+    /// Whether a request has its answer: it stopped, is looping, used its
+    /// token budget, or reached the end of the context.
     fn done(&self, a: &Active) -> bool {
         a.generating()
             && (a.stopped
+                || a.looping
                 || a.output.len() >= a.job.max_tokens
                 || a.kv.len() + a.pending.len().max(1) >= self.model.context)
     }
@@ -335,7 +342,9 @@ impl Engine {
         let read_itself = a.reused * 2 < a.job.prompt.len();
         let first = self.first_answer.replace(false);
         let stopped = a.stopped;
-        if !stopped {
+        if a.looping {
+            self.log_unfinished("it repeats itself", &a);
+        } else if !stopped {
             self.log_unfinished("it ran out of tokens", &a);
         }
         let text_tokens = match a.output.split_last() {

@@ -28,6 +28,7 @@ mod constraint;
 mod engine;
 mod kept;
 mod qwen2;
+mod runaway;
 mod tokenizer;
 
 use std::collections::HashMap;
