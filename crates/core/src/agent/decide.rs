@@ -225,9 +225,14 @@ mod tests {
             asked: std::sync::Mutex::new(Vec::new()),
         };
         let schema = Arc::new(json!({}));
-        let decided = decide(&llm, vec![ChatMessage::user("go")], &Limits::default(), &schema)
-            .await
-            .unwrap();
+        let decided = decide(
+            &llm,
+            vec![ChatMessage::user("go")],
+            &Limits::default(),
+            &schema,
+        )
+        .await
+        .unwrap();
         assert!(decided.regenerated);
         let decision = decided.decision.unwrap();
         assert_eq!(decision.action.args["content"], "600");
@@ -240,9 +245,14 @@ mod tests {
             left: std::sync::Mutex::new(vec![(good, "stop")]),
             asked: std::sync::Mutex::new(Vec::new()),
         };
-        let decided = decide(&llm, vec![ChatMessage::user("go")], &Limits::default(), &schema)
-            .await
-            .unwrap();
+        let decided = decide(
+            &llm,
+            vec![ChatMessage::user("go")],
+            &Limits::default(),
+            &schema,
+        )
+        .await
+        .unwrap();
         assert!(!decided.regenerated && decided.decision.is_ok());
     }
 }
