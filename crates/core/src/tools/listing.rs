@@ -73,6 +73,20 @@ impl Workspace {
         found
     }
 
+    /// The paths of at most `max` files with the base name of `missing` (a
+    /// path, relative to the root, that was not found), other than
+    /// `missing` itself: where a model that dropped or invented a folder
+    /// should look instead.
+    pub fn files_named_like(&self, missing: &str, max: usize) -> Vec<String> {
+        let Some(name) = Path::new(missing).file_name().and_then(|n| n.to_str()) else {
+            return Vec::new();
+        };
+        self.files_named(name, max)
+            .into_iter()
+            .filter(|found| found != missing)
+            .collect()
+    }
+
     /// Visits the tree breadth first, each folder's entries in name order,
     /// with each entry's path relative to the root and its metadata; a
     /// folder is walked into when `visit` returns true for it and it is not

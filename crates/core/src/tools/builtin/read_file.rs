@@ -73,16 +73,12 @@ const MAX_ELSEWHERE: usize = 3;
 /// (`where.txt` for `vault/where.txt`) and then retry the same missing path
 /// until the repetition guard stops them (EVALS.md, section 14).
 fn elsewhere(mut error: ToolError, workspace: &Workspace, path: &Path, shown: &str) -> ToolError {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return error;
-    };
     if path.symlink_metadata().is_ok() {
         return error;
     }
     let found: Vec<String> = workspace
-        .files_named(name, MAX_ELSEWHERE)
+        .files_named_like(shown, MAX_ELSEWHERE)
         .into_iter()
-        .filter(|found| found != shown)
         .map(|found| format!("`{found}`"))
         .collect();
     match found.len() {

@@ -262,21 +262,10 @@ impl RunCode {
     /// The workspace paths of files named like `missing` (a path the code
     /// could not open), at most three; none when it names no file.
     fn files_named_like(&self, missing: Option<&str>) -> Vec<String> {
-        let Some(name) = missing
-            .map(std::path::Path::new)
-            .and_then(std::path::Path::file_name)
-            .and_then(|n| n.to_str())
-        else {
-            return Vec::new();
-        };
-        let Ok(workspace) = Workspace::new(&self.config.workspace) else {
-            return Vec::new();
-        };
-        workspace
-            .files_named(name, 3)
-            .into_iter()
-            .filter(|found| Some(found.as_str()) != missing)
-            .collect()
+        match (missing, Workspace::new(&self.config.workspace)) {
+            (Some(missing), Ok(workspace)) => workspace.files_named_like(missing, 3),
+            _ => Vec::new(),
+        }
     }
 
     /// What a repair sees of the program as it stands.

@@ -7,6 +7,7 @@
 
 use async_trait::async_trait;
 
+use super::newlines::string_end;
 use super::{Proposal, Repair, RepairContext};
 
 /// Said in the result when a stray `}` at the end of the code was left out
@@ -59,16 +60,19 @@ fn without_trailing_braces(code: &str) -> Option<String> {
 /// (`None` when none is open, or one closes what it did not open); strings
 /// and comments are skipped.
 fn still_open(code: &str) -> Option<String> {
+    let chars: Vec<char> = code.chars().collect();
     let mut open = Vec::new();
-    let mut chars = code.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
         match c {
             '#' => {
-                while chars.peek().is_some_and(|&n| n != '\n') {
-                    chars.next();
+                while chars.get(i).is_some_and(|&n| n != '\n') {
+                    i += 1;
                 }
             }
-            '\'' | '"' => skip_string(c, &mut chars),
+            '\'' | '"' => i = string_end(&chars, i, c),
             '(' => open.push(')'),
             '[' => open.push(']'),
             '{' => open.push('}'),
@@ -77,34 +81,6 @@ fn still_open(code: &str) -> Option<String> {
         }
     }
     (!open.is_empty()).then(|| open.iter().rev().collect())
-}
-
-/// Moves `chars` past the rest of a string that opened with `quote`
-/// (triple-quoted when two more follow).
-fn skip_string(quote: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    let mut probe = chars.clone();
-    let triple = probe.next() == Some(quote) && probe.next() == Some(quote);
-    if triple {
-        chars.next();
-        chars.next();
-    }
-    let mut run = 0;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                chars.next();
-                run = 0;
-            }
-            '\n' if !triple => return,
-            c if c == quote => {
-                run += 1;
-                if !triple || run == 3 {
-                    return;
-                }
-            }
-            _ => run = 0,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -134,6 +134,25 @@ fn close_single(
     None
 }
 
+/// The index just past the string literal whose opening `quote` is at
+/// `start - 1` (triple-quoted when two more follow it), or the text's end
+/// when it never closes; a one-line literal ends at its line's break.
+pub(super) fn string_end(chars: &[char], start: usize, quote: char) -> usize {
+    if chars.get(start) == Some(&quote) && chars.get(start + 1) == Some(&quote) {
+        return close_triple(chars, start + 2, quote).unwrap_or(chars.len());
+    }
+    let mut i = start;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\\' => i += 2,
+            '\n' => return i,
+            c if c == quote => return i + 1,
+            _ => i += 1,
+        }
+    }
+    chars.len()
+}
+
 /// Scans a triple-quoted literal whose body starts at `start`: the index
 /// after its closing triple quote. `None` if it never closes.
 fn close_triple(chars: &[char], start: usize, quote: char) -> Option<usize> {

@@ -1,5 +1,6 @@
 //! Tests of the DAG rules.
 use super::*;
+use crate::report::TaskStatus;
 use hermes_core::agent::StopStatus;
 
 fn sub(id: &str, deps: &[&str]) -> PlannedSubtask {

@@ -1,6 +1,7 @@
 //! The rules of one task's DAG of subtasks, as plain code with no actor
 //! inside: which subtasks wait, run, finished or failed; what may start
-//! next; what a failure, a replan or the deadline changes; and the report.
+//! next; what a failure, a replan or the deadline changes; and what it
+//! all adds up to ([`summary`]: the status, the results, the report).
 //!
 //! The live task (`live_task.rs`) feeds events in and acts on what comes
 //! out; every rule (dependencies, bounded concurrency, exactly one outcome
@@ -10,9 +11,11 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use super::plan::{PlanError, PlannedSubtask};
-use super::report::{SubtaskReport, SubtaskStatus, TaskReport, TaskStatus, UsageBy};
+use super::report::SubtaskStatus;
 use hermes_core::agent::{Goal, GoalInput, Outcome};
 use hermes_core::llm::Usage;
+
+mod summary;
 
 /// One subtask and its fate.
 #[derive(Debug, Clone)]
@@ -422,111 +425,7 @@ impl Dag {
             }
         }
     }
-
-    /// `finished`, `timeout` or `failed`, once settled.
-    pub fn status(&self) -> TaskStatus {
-        if self.over_budget {
-            TaskStatus::Budget
-        } else if self.timed_out {
-            TaskStatus::Timeout
-        } else if self
-            .slots
-            .iter()
-            .all(|s| matches!(s.state, SubtaskStatus::Finished | SubtaskStatus::Replaced))
-        {
-            TaskStatus::Finished
-        } else {
-            TaskStatus::Failed
-        }
-    }
-
-    /// Finished subtasks and their results, in plan order.
-    pub fn results(&self) -> Vec<(&PlannedSubtask, &str)> {
-        self.slots
-            .iter()
-            .filter(|s| s.state == SubtaskStatus::Finished)
-            .map(|s| (&s.spec, s.result.as_deref().unwrap_or("")))
-            .collect()
-    }
-
-    /// The result that answers the task without another model call: the
-    /// one finished subtask's, or that of the one finished subtask every
-    /// other finished subtask leads to through `depends_on` (it was given
-    /// their results, so its own already builds on all of them). `None`
-    /// when the results stand side by side and must be combined.
-    pub fn closing_result(&self) -> Option<&str> {
-        let finished: Vec<&Slot> = self
-            .slots
-            .iter()
-            .filter(|s| s.state == SubtaskStatus::Finished)
-            .collect();
-        let is_needed = |id: &str| {
-            finished
-                .iter()
-                .any(|s| s.spec.depends_on.iter().any(|d| d == id))
-        };
-        let mut sinks = finished.iter().filter(|s| !is_needed(&s.spec.id));
-        let (Some(sink), None) = (sinks.next(), sinks.next()) else {
-            return None;
-        };
-        let mut reached: HashSet<&str> = HashSet::new();
-        let mut frontier: Vec<&str> = sink.spec.depends_on.iter().map(String::as_str).collect();
-        while let Some(id) = frontier.pop() {
-            if reached.insert(id) {
-                if let Some(slot) = self.slot(id) {
-                    frontier.extend(slot.spec.depends_on.iter().map(String::as_str));
-                }
-            }
-        }
-        finished
-            .iter()
-            .all(|s| s.spec.id == sink.spec.id || reached.contains(s.spec.id.as_str()))
-            .then(|| sink.result.as_deref().unwrap_or(""))
-    }
-
-    /// The report, with `result` as the final answer.
-    pub fn report(&self, result: Option<String>, error: Option<String>) -> TaskReport {
-        let status = if error.is_some() {
-            TaskStatus::Error
-        } else {
-            self.status()
-        };
-        TaskReport {
-            status,
-            result,
-            subtasks: self
-                .slots
-                .iter()
-                .map(|s| SubtaskReport {
-                    id: s.spec.id.clone(),
-                    role: s.spec.role.clone(),
-                    goal: s.spec.goal.clone(),
-                    status: s.state,
-                    rounds: s.rounds,
-                    result: s
-                        .result
-                        .clone()
-                        .filter(|_| s.state == SubtaskStatus::Finished),
-                    progress: s
-                        .progress
-                        .clone()
-                        .filter(|_| s.state != SubtaskStatus::Finished),
-                    node: s.node.clone(),
-                    usage: s.usage,
-                })
-                .collect(),
-            replans: self.replans,
-            usage: self.usage,
-            usage_by: UsageBy::of(
-                self.planner_usage,
-                self.slots.iter().map(|s| (s.spec.role.as_str(), s.usage)),
-            ),
-            error,
-            trace_id: None,
-        }
-    }
 }
 
 #[cfg(test)]
-#[path = "dag_tests.rs"]
 mod tests;
