@@ -193,11 +193,13 @@ pub fn plan_schema(roles: &[Role]) -> serde_json::Value {
                         "outputs": {"type": "array", "items": {"type": "string"}},
                         "depends_on": {"type": "array", "items": {"type": "string"}}
                     },
-                    "required": ["id", "role", "goal", "outputs", "depends_on"]
+                    "required": ["id", "role", "goal", "outputs", "depends_on"],
+                    "additionalProperties": false
                 }
             }
         },
-        "required": ["subtasks"]
+        "required": ["subtasks"],
+        "additionalProperties": false
     })
 }
 

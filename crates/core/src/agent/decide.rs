@@ -58,6 +58,10 @@ pub struct Decided {
 /// The decision shape as a JSON schema built from the live registry: the
 /// action name is one of the registered tools or `finish`, and each tool's
 /// args follow its spec. Models that constrain decoding cannot stray from it.
+/// Every object is closed (`additionalProperties: false`): JSON Schema
+/// allows any other key by default, and under a grammar that leaves a
+/// model free to go on after its decision with keys of its own, objects
+/// nested in objects, to its token budget (EVALS.md section 27).
 pub fn decision_schema(toolbox: &Toolbox) -> Value {
     decision_schema_among(toolbox, None)
 }
@@ -77,7 +81,8 @@ pub fn decision_schema_among(toolbox: &Toolbox, allowed: Option<&[String]>) -> V
             json!({
                 "type": "object",
                 "properties": {"name": {"const": spec.name}, "args": spec.args_schema()},
-                "required": ["name", "args"]
+                "required": ["name", "args"],
+                "additionalProperties": false
             })
         })
         .collect();
@@ -86,15 +91,17 @@ pub fn decision_schema_among(toolbox: &Toolbox, allowed: Option<&[String]>) -> V
             "type": "object",
             "properties": {
                 "name": {"const": FINISH},
-                "args": {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]}
+                "args": {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"], "additionalProperties": false}
             },
-            "required": ["name", "args"]
+            "required": ["name", "args"],
+            "additionalProperties": false
         }));
     }
     json!({
         "type": "object",
         "properties": {"thought": {"type": "string", "maxLength": 600}, "action": {"anyOf": actions}},
-        "required": ["thought", "action"]
+        "required": ["thought", "action"],
+        "additionalProperties": false
     })
 }
 

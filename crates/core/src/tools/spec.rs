@@ -203,7 +203,8 @@ impl ToolSpec {
 
     /// The tool's args as a JSON schema object (types, required, enums, and
     /// whatever [`ToolSpec::refine_args`] narrowed), for models that
-    /// constrain decoding to a schema.
+    /// constrain decoding to a schema; closed to arguments the tool does
+    /// not declare.
     pub fn args_schema(&self) -> Value {
         if let Some(schema) = &self.decoding_args {
             return schema.clone();
@@ -225,7 +226,12 @@ impl ToolSpec {
             .filter(|p| p.required)
             .map(|p| p.name.as_str())
             .collect();
-        serde_json::json!({ "type": "object", "properties": properties, "required": required })
+        serde_json::json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })
     }
 
     /// The prompt text for this tool: name, description, parameters, examples.

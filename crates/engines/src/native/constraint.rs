@@ -310,6 +310,46 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_takes_no_key_it_does_not_declare() {
+        // The real decision schema: a model under it once went on after
+        // its decision with keys of its own, to its token budget.
+        use hermes_core::agent::decide::decision_schema;
+        use hermes_core::tools::builtin::register_file_tools;
+        use hermes_core::tools::{Toolbox, Workspace};
+        let mut toolbox = Toolbox::new();
+        let workspace = Workspace::new(std::env::temp_dir()).unwrap();
+        register_file_tools(&mut toolbox, &workspace);
+        let schema = decision_schema(&toolbox);
+        let (grammars, env) = byte_grammars();
+        let taken_whole = |text: &str| {
+            let mut constraint = grammars.constraint(&schema).unwrap();
+            let taken = feed(&mut constraint, &env, text);
+            (
+                taken == env.tokenize_bytes(text.as_bytes()).len(),
+                constraint,
+            )
+        };
+        let (whole, mut decision) = taken_whole(
+            r#"{"thought": "t", "action": {"name": "read_file", "args": {"path": "a.txt"}"#,
+        );
+        assert!(whole);
+        assert!(
+            !decision.take(u32::from(b',')).unwrap(),
+            "no other key in the action"
+        );
+        assert_eq!(feed(&mut decision, &env, "}"), 1);
+        assert!(!decision.take(u32::from(b',')).unwrap(), "nor after it");
+        assert_eq!(feed(&mut decision, &env, "}"), 1);
+        assert!(decision.complete());
+        let (whole, _) = taken_whole(r#"{"thought": "t", "x"#);
+        assert!(!whole, "no key of the model's own before the action");
+        let (whole, _) = taken_whole(
+            r#"{"thought": "t", "action": {"name": "read_file", "args": {"path": "a", "x"#,
+        );
+        assert!(!whole, "no argument the tool does not declare");
+    }
+
+    #[test]
     fn python_code_under_the_grammar_puts_a_block_below_its_header() {
         use hermes_core::tools::builtin::{CodeOptions, RunCode};
         use hermes_core::tools::sandbox::SandboxConfig;

@@ -324,15 +324,16 @@ impl Engine {
     fn log_unfinished(&self, why: &str, a: &Active) {
         if tracing::enabled!(tracing::Level::DEBUG) {
             let text = self.tokenizer.decode(&a.output);
+            let head: String = text.chars().take(300).collect();
             let tail: String = text
                 .chars()
                 .rev()
-                .take(400)
+                .take(300)
                 .collect::<Vec<_>>()
                 .into_iter()
                 .rev()
                 .collect();
-            tracing::debug!(tokens = a.output.len(), %tail, "answer unfinished: {why}");
+            tracing::debug!(tokens = a.output.len(), %head, %tail, "answer unfinished: {why}");
         }
     }
 
