@@ -14,7 +14,7 @@
 //! 3. `live_task/`: one object per live task, one method per event
 //!    (planned, subtask finished, failed, cancelled, crashed, replanned,
 //!    answered, deadline).
-//! 4. `dag.rs`: the DAG rules as plain code (what may start, what a failure
+//! 4. `dag/`: the DAG rules as plain code (what may start, what a failure
 //!    or replan changes, the report), tested without actors.
 //! 5. `executor.rs`: the Executor actor, a thin shell over `agent::Agent`.
 //!

@@ -1,7 +1,7 @@
 //! One live task: everything a submitted task owns while it runs, and one
 //! method per thing that can happen to it.
 //!
-//! A `LiveTask` owns its DAG state (`dag.rs`), its spans, its reply port,
+//! A `LiveTask` owns its DAG state (`dag/`), its spans, its reply port,
 //! its deadline, its cancellation token and its executors. The planner
 //! actor routes each [`TaskEvent`] (and each executor crash) to the task it
 //! belongs to and does nothing else; as tokio's mini-redis splits its
