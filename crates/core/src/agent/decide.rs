@@ -243,8 +243,12 @@ mod tests {
         assert!(decided.regenerated);
         let decision = decided.decision.unwrap();
         assert_eq!(decision.action.args["content"], "600");
-        let asked = llm.asked.lock().unwrap();
-        let note = &asked[1].messages.last().unwrap().content;
+        let note = llm.asked.lock().unwrap()[1]
+            .messages
+            .last()
+            .unwrap()
+            .content
+            .clone();
         assert!(note.contains("cut off before it was complete"), "{note}");
 
         // A complete reply is read as before, without asking again.
