@@ -5,10 +5,12 @@
 //! ```sh
 //! cargo bench --bench native_llm            # the default model from the cache
 //! HERMES_TEST_MODEL_PATH=model.gguf cargo bench --bench native_llm
+//! HERMES_BENCH_RULES=160 cargo bench --bench native_llm   # a 3,000-token context
 //! ```
 //!
 //! Each prompt carries a system prompt of about 900 tokens, as long as an
-//! agent's. The one-request and four-request legs use different questions
+//! agent's first round (`HERMES_BENCH_RULES`, default 45 rules of 20 tokens;
+//! 160 gives an agent's context after a few rounds). The one-request and four-request legs use different questions
 //! after one shared system prompt, which is read once and then reused. Time to first token = a request with
 //! `max_tokens` 1; decode speed = the extra tokens over the extra time a
 //! request with `max_tokens` N takes. Figures are printed, never checked.
@@ -32,10 +34,15 @@ const QUESTIONS: [&str; CONCURRENT + 1] = [
 ];
 
 /// A system prompt about as long as an agent's (its tools and rules: some
-/// 900 tokens), so attention over a real context is part of each figure.
+/// 900 tokens by default), so attention over a real context is part of
+/// each figure.
 fn system_prompt() -> String {
+    let rules = std::env::var("HERMES_BENCH_RULES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(45);
     let rule = "Rule: answer plainly, check each fact before stating it, prefer short lists, and never invent a source. ";
-    format!("You are a helpful assistant. {}", rule.repeat(45))
+    format!("You are a helpful assistant. {}", rule.repeat(rules))
 }
 
 fn request(question: &str, max_tokens: u32) -> ChatRequest {
@@ -96,7 +103,8 @@ async fn main() {
     println!("load: {:.1} s", started.elapsed().as_secs_f64());
     // The first products repack the weights for the CPU, and the shared
     // system prompt is read once: not measured.
-    llm.chat(&request("Say hello.", 2)).await.expect("model");
+    let warm = llm.chat(&request("Say hello.", 2)).await.expect("model");
+    println!("prompt: {} tokens", warm.usage.prompt_tokens);
     let one = measure(&llm, &QUESTIONS[..1]).await;
     let many = measure(&llm, &QUESTIONS[1..]).await;
     println!(

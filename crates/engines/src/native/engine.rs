@@ -156,13 +156,19 @@ impl Engine {
         }
     }
 
-    /// A job's starting state: the longest cached prefix of its prompt,
-    /// cut back so that at least its last prompt token is evaluated.
+    /// A job's starting state: its own copy of the longest cached prefix
+    /// of its prompt, cut back so that at least its last prompt token is
+    /// evaluated, with room for the rest of the prompt and the answer.
     fn start(&self, job: Job) -> Active {
-        let mut kv = KvState::default();
+        // Room for every token still to come, so the buffers never grow.
+        let to_come = |held: usize| {
+            (job.prompt.len() - held + job.max_tokens + FORCED_MAX)
+                .min(self.model.context.saturating_sub(held))
+        };
+        let mut kv = KvState::with_room(to_come(0));
         if let Some(hit) = self.states.lookup(&job.prompt) {
             let keep = hit.reused.min(job.prompt.len().saturating_sub(1));
-            if let Ok(state) = hit.state.truncated(keep) {
+            if let Ok(state) = hit.state.owned(keep, to_come(keep)) {
                 kv = state;
             }
         }

@@ -19,9 +19,9 @@ pub(super) fn save(state: &KvState, tokens: &[u32], path: &Path) -> Result<(), S
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
     let tokens = Tensor::new(tokens, &Device::Cpu).map_err(message)?;
     tensors.insert("tokens".into(), tokens);
-    for (i, (k, v)) in state.layers.iter().enumerate() {
-        tensors.insert(format!("k.{i}"), k.clone());
-        tensors.insert(format!("v.{i}"), v.clone());
+    for (i, (k, v)) in state.filled().map_err(message)?.into_iter().enumerate() {
+        tensors.insert(format!("k.{i}"), k.contiguous().map_err(message)?);
+        tensors.insert(format!("v.{i}"), v.contiguous().map_err(message)?);
     }
     candle_core::safetensors::save(&tensors, path).map_err(message)
 }
@@ -64,5 +64,5 @@ pub(super) fn load(model: &Qwen2, path: &Path) -> Result<(Vec<u32>, KvState), St
             tensors.len()
         ));
     }
-    Ok((tokens, KvState { layers, len }))
+    Ok((tokens, KvState::from_layers(layers, len)))
 }

@@ -27,6 +27,7 @@
 mod constraint;
 mod engine;
 mod kept;
+mod kv;
 mod qwen2;
 mod runaway;
 mod tokenizer;

@@ -6,8 +6,9 @@
 //! read-only and shared by every conversation, and [`Qwen2::forward`] takes
 //! several sequences at once (each with its own [`KvState`] and position):
 //! the linear layers, where the time goes, run once over all their new
-//! tokens stacked, and only attention runs per sequence. A [`KvState`] can
-//! be cut back to a prefix, which is what prefix reuse needs.
+//! tokens stacked, and only attention runs per sequence. A [`KvState`]
+//! ([`super::kv`]) grows in place and can be copied from a prefix, which
+//! is what prefix reuse needs.
 
 use std::io::{Read, Seek};
 
@@ -17,6 +18,8 @@ use std::sync::Arc;
 use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor, D};
 use candle_transformers::quantized_nn::RmsNorm;
+
+pub(super) use super::kv::KvState;
 
 /// A candle error with what was being done.
 pub(super) type Result<T> = std::result::Result<T, candle_core::Error>;
@@ -53,38 +56,6 @@ pub(super) struct Qwen2 {
     hidden: usize,
     /// Longest sequence the rotary tables cover.
     pub(super) context: usize,
-}
-
-/// The keys and values one sequence holds: per layer, `[1, kv heads,
-/// tokens, head dim]`. Cloning shares the tensors (they are never written
-/// in place), so one cached state can seed many conversations.
-#[derive(Clone, Default)]
-pub(super) struct KvState {
-    pub(super) layers: Vec<(Tensor, Tensor)>,
-    pub(super) len: usize,
-}
-
-impl KvState {
-    /// Tokens held.
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The state after only the first `tokens` tokens.
-    pub(super) fn truncated(&self, tokens: usize) -> Result<KvState> {
-        if tokens >= self.len {
-            return Ok(self.clone());
-        }
-        let layers = self
-            .layers
-            .iter()
-            .map(|(k, v)| Ok((k.narrow(2, 0, tokens)?, v.narrow(2, 0, tokens)?)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(KvState {
-            layers,
-            len: tokens,
-        })
-    }
 }
 
 /// One sequence's share of a forward pass: its new tokens and its state.
@@ -250,11 +221,11 @@ impl Qwen2 {
         }
         if let Some(s) = segments
             .iter()
-            .find(|s| s.kv.len + s.tokens.len() > self.context)
+            .find(|s| s.kv.len() + s.tokens.len() > self.context)
         {
             candle_core::bail!(
                 "{} tokens exceed the context of {}",
-                s.kv.len + s.tokens.len(),
+                s.kv.len() + s.tokens.len(),
                 self.context
             );
         }
@@ -288,7 +259,7 @@ impl Qwen2 {
         let mut row = 0;
         for segment in segments.iter_mut() {
             row += segment.tokens.len();
-            segment.kv.len += segment.tokens.len();
+            segment.kv.advance(segment.tokens.len());
             last.push((row - 1) as u32);
         }
         let last = Tensor::new(last.as_slice(), &Device::Cpu)?;
@@ -326,7 +297,7 @@ impl Qwen2 {
         (q, k, v): (Tensor, Tensor, Tensor),
     ) -> Result<Tensor> {
         let n = q.dim(0)?;
-        let position = kv.len;
+        let position = kv.len();
         let heads = |t: Tensor, count: usize| -> Result<Tensor> {
             t.reshape((1, n, count, self.head_dim))?
                 .transpose(1, 2)?
@@ -337,23 +308,13 @@ impl Qwen2 {
         let q = candle_nn::rotary_emb::rope(&heads(q, self.n_head)?, &cos, &sin)?;
         let k = candle_nn::rotary_emb::rope(&heads(k, self.n_kv_head)?, &cos, &sin)?;
         let v = heads(v, self.n_kv_head)?;
-        let (k, v) = match kv.layers.get(index) {
-            Some((k_held, v_held)) => (
-                Tensor::cat(&[k_held, &k], 2)?,
-                Tensor::cat(&[v_held, &v], 2)?,
-            ),
-            None => (k, v),
-        };
-        if index < kv.layers.len() {
-            kv.layers[index] = (k.clone(), v.clone());
-        } else {
-            kv.layers.push((k.clone(), v.clone()));
-        }
+        let (k, v) = kv.append(index, &k, &v)?;
         let repeat = self.n_head / self.n_kv_head;
         let length = position + n;
         let q = q.reshape((self.n_kv_head, repeat * n, self.head_dim))?;
         let k = k.squeeze(0)?;
-        let v = v.squeeze(0)?.contiguous()?;
+        // Views of the buffers: the products read them with their strides.
+        let v = v.squeeze(0)?;
         let scores = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?;
         let scores = if n > 1 {
             let scores = scores.reshape((self.n_kv_head, repeat, n, length))?;
@@ -440,29 +401,5 @@ mod tests {
             panic!("a quantized product");
         };
         assert_eq!(kept.dtype(), GgmlDType::Q4K);
-    }
-
-    #[test]
-    fn a_truncated_state_keeps_the_first_tokens() {
-        let k = Tensor::arange(0f32, 12.0, &Device::Cpu)
-            .unwrap()
-            .reshape((1, 1, 6, 2))
-            .unwrap();
-        let state = KvState {
-            layers: vec![(k.clone(), k)],
-            len: 6,
-        };
-        let cut = state.truncated(2).unwrap();
-        assert_eq!(cut.len(), 2);
-        assert_eq!(
-            cut.layers[0]
-                .0
-                .flatten_all()
-                .unwrap()
-                .to_vec1::<f32>()
-                .unwrap(),
-            vec![0.0, 1.0, 2.0, 3.0]
-        );
-        assert_eq!(state.truncated(9).unwrap().len(), 6);
     }
 }
