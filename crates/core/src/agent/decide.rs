@@ -206,6 +206,28 @@ mod tests {
         asked: std::sync::Mutex<Vec<ChatRequest>>,
     }
 
+    impl Replies {
+        fn new(replies: Vec<(&'static str, &'static str)>) -> Self {
+            Self {
+                left: std::sync::Mutex::new(replies),
+                asked: std::sync::Mutex::new(Vec::new()),
+            }
+        }
+
+        /// One decide phase against these replies.
+        async fn decide(&self) -> Decided {
+            let schema = Arc::new(json!({}));
+            decide(
+                self,
+                vec![ChatMessage::user("go")],
+                &Limits::default(),
+                &schema,
+            )
+            .await
+            .unwrap()
+        }
+    }
+
     #[async_trait::async_trait]
     impl Llm for Replies {
         async fn chat(&self, request: &ChatRequest) -> Result<crate::llm::ChatResponse, LlmError> {
@@ -227,19 +249,8 @@ mod tests {
         // Repaired, the cut reply would write a file of digits.
         let cut = r#"{"thought": "write it", "action": {"name": "write_file", "args": {"path": "a.txt", "content": "12345678901234567890"#;
         let good = r#"{"thought": "write it", "action": {"name": "write_file", "args": {"path": "a.txt", "content": "600"}}}"#;
-        let llm = Replies {
-            left: std::sync::Mutex::new(vec![(cut, "length"), (good, "stop")]),
-            asked: std::sync::Mutex::new(Vec::new()),
-        };
-        let schema = Arc::new(json!({}));
-        let decided = decide(
-            &llm,
-            vec![ChatMessage::user("go")],
-            &Limits::default(),
-            &schema,
-        )
-        .await
-        .unwrap();
+        let llm = Replies::new(vec![(cut, "length"), (good, "stop")]);
+        let decided = llm.decide().await;
         assert!(decided.regenerated);
         let decision = decided.decision.unwrap();
         assert_eq!(decision.action.args["content"], "600");
@@ -252,18 +263,7 @@ mod tests {
         assert!(note.contains("cut off before it was complete"), "{note}");
 
         // A complete reply is read as before, without asking again.
-        let llm = Replies {
-            left: std::sync::Mutex::new(vec![(good, "stop")]),
-            asked: std::sync::Mutex::new(Vec::new()),
-        };
-        let decided = decide(
-            &llm,
-            vec![ChatMessage::user("go")],
-            &Limits::default(),
-            &schema,
-        )
-        .await
-        .unwrap();
+        let decided = Replies::new(vec![(good, "stop")]).decide().await;
         assert!(!decided.regenerated && decided.decision.is_ok());
     }
 }
