@@ -669,6 +669,28 @@ async fn mode_run_plan_runs_each_task_both_ways_and_reports_them_side_by_side() 
     assert!(md.contains("## By mode"), "{md}");
     assert!(md.contains("| task-a | 1/1 |"), "{md}");
     assert!(out.join("runs/task-a@plan.1/workspace/a.txt").exists());
+    // A plan-mode run keeps its executors' rounds beside its journal, each
+    // with its subtask's id; a run-mode run has none.
+    let rounds = std::fs::read_to_string(out.join("runs/task-a@plan.1/rounds.jsonl")).unwrap();
+    let rounds: Vec<Value> = rounds
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let actions: Vec<(&str, &str)> = rounds
+        .iter()
+        .map(|r| {
+            (
+                r["subtask"].as_str().unwrap(),
+                r["action"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [("s1", "write_file"), ("s1", "finish")],
+        "{rounds:?}"
+    );
+    assert!(!out.join("runs/task-a@run.1/rounds.jsonl").exists());
 
     // A plain report has no `by_mode`; an unknown mode is a usage error.
     let one = hermes(

@@ -634,3 +634,55 @@ async fn a_subtask_that_finishes_without_its_outputs_is_failed_and_replanned() {
         "{prompt}"
     );
 }
+
+/// An executor's loop runs until its task's deadline, whatever the base
+/// limits' clock says; a role's own `timeout_secs` still bounds it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_executor_runs_until_the_task_deadline_unless_its_role_sets_a_clock() {
+    let server = ScriptedServer::with_responder(|req| match kind(req) {
+        Kind::Plan => {
+            let role = if all_text(req).contains("QUICK") {
+                "quick"
+            } else {
+                "worker"
+            };
+            plan(json!([{"id": "s1", "role": role, "goal": "slow work", "depends_on": []}]))
+        }
+        // Each decision takes 1.5 s: past the base clock of 1 s.
+        Kind::Step(_) => Reply::Delay(Duration::from_millis(1500), Box::new(finish("done"))),
+        other => panic!("unexpected request {other:?}"),
+    })
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(workspace.path()).unwrap();
+    let mut toolbox = Toolbox::new();
+    builtin::register_file_tools(&mut toolbox, &ws);
+    let registry = roles(&toolbox.names());
+    let quick = hermes::actors::roles::parse_role(
+        "name = \"quick\"\ndescription = \"Quick jobs.\"\nsystem_prompt = \"You are quick.\"\n[limits]\ntimeout_secs = 1\n",
+    )
+    .unwrap();
+    registry.register(quick, &toolbox.names()).unwrap();
+    let config = OpenAiConfig::new(server.base_url.clone(), "scripted");
+    let hermes = Hermes::builder()
+        .llm(Arc::new(OpenAiClient::new(config).unwrap()))
+        .roles(registry)
+        .toolbox(toolbox)
+        .limits(hermes::limits::Limits {
+            timeout: Duration::from_secs(1),
+            ..hermes::limits::Limits::default()
+        })
+        .max_replans(0)
+        .spawn()
+        .await
+        .unwrap();
+    let request = |task: &str| TaskRequest::new(task).with_timeout(Duration::from_secs(30));
+    let report = hermes.submit(request("Slow work")).await.unwrap();
+    assert_eq!(report.status.as_str(), "finished", "{report:#?}");
+    assert_eq!(report.result.as_deref(), Some("done"));
+    let report = hermes.submit(request("Slow work, QUICK")).await.unwrap();
+    assert_eq!(report.status.as_str(), "failed", "{report:#?}");
+    let progress = report.subtasks[0].progress.as_deref().unwrap_or_default();
+    assert!(progress.contains("timeout"), "{report:#?}");
+    hermes.shutdown().await;
+}

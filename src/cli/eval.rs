@@ -52,7 +52,8 @@ pub struct EvalArgs {
     #[arg(long)]
     pub json: bool,
     /// Write report.json, report.md, report.html and every run's workspace
-    /// and journal (runs/<task>.<rep>/) to this folder.
+    /// and journal (runs/<task>.<rep>/; a plan-mode run adds rounds.jsonl,
+    /// every executor round with its subtask id) to this folder.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
     /// Exit 3 when the success rate is below RATE (for CI), e.g. 0.6.

@@ -84,7 +84,10 @@ impl HermesBuilder {
         self.roles = roles;
         self
     }
-    /// Loop limits before role overrides.
+    /// Loop limits before role overrides. Their `timeout` is not an
+    /// executor's: an executor's loop runs until its task's deadline
+    /// ([`TaskRequest::with_timeout`], else [`Self::task_timeout`]) unless
+    /// its role sets `timeout_secs`.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self

@@ -3,6 +3,7 @@
 //! subtask's journal says when its executor cannot.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ractor::Actor;
 use tokio::time::Instant;
@@ -37,10 +38,18 @@ impl LiveTask {
         });
         let trace_context = telemetry::inject(span);
         let mut limits = role.limits_over(&config.limits);
-        // The task's token stops executors at the deadline; the loop's own
-        // clock is a safety net just behind it.
-        let until_deadline = self.deadline.saturating_duration_since(Instant::now());
-        limits.timeout = limits.timeout.min(until_deadline + DEADLINE_GRACE);
+        // An executor's loop runs until the task's deadline (the task's
+        // token stops it there; the loop's own clock is a safety net just
+        // behind it), unless its role sets a shorter clock of its own. The
+        // base limits' clock is not used: with it (300 s by default) a slow
+        // executor was cut mid-work and its subtask replanned from scratch
+        // on the same clock, and the task timed out (EVALS.md, section 28).
+        let until_deadline =
+            self.deadline.saturating_duration_since(Instant::now()) + DEADLINE_GRACE;
+        limits.timeout = match role.overlay().timeout_secs {
+            Some(secs) => Duration::from_secs(secs).min(until_deadline),
+            None => until_deadline,
+        };
         let cancel = self.cancel.child_token();
         let args = ExecutorArgs {
             report_to: cx.myself.get_derived(),

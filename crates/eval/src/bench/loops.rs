@@ -288,13 +288,16 @@ mod tests {
         let report = LoopBench {
             agents: 8,
             model_latency: Duration::from_millis(2),
-            rounds: 5,
+            rounds: 12,
         }
         .run()
         .await
         .unwrap();
+        // 12 rounds: more than the repetition window, so a script whose
+        // reads came back within it would be stopped early.
+        assert!(FILES as usize > Limits::default().repetition_window);
         assert_eq!(report.finished, 8);
-        assert_eq!(report.rounds, 40);
+        assert_eq!(report.rounds, 96);
         assert!(report.rounds_per_sec > 0.0 && report.cpu_per_round_us > 0.0);
         assert!(report.overhead_p99_us >= report.overhead_p50_us);
         assert!(report.peak_rss_mib > 0.0);

@@ -10,9 +10,12 @@ use serde_json::json;
 use hermes_core::llm::scripted::scripted_response;
 use hermes_core::llm::{Author, ChatRequest, ChatResponse, Llm, LlmError};
 
-/// How many different files the script reads in turn (so the repetition
-/// guard, 3 identical calls in 5 rounds, never fires).
-pub const FILES: u32 = 4;
+/// How many different files the script reads in turn: more than the
+/// default repetition window (5 rounds), so no call repeats one of the
+/// window's and neither repeat guidance nor the repetition guard fires
+/// (with 4 files, round 5 repeated round 1 and repeat guidance, on by
+/// default since session 30, ended every loop of more than 6 rounds).
+pub const FILES: u32 = 8;
 
 /// A model that waits `latency`, then asks to read `f<k>.txt` (k cycling
 /// over [`FILES`]) until round `rounds`, where it finishes. It records how

@@ -1,5 +1,5 @@
 //! The temporary workspace every benchmark's `read_file` calls read:
-//! `f0.txt` … `f3.txt` ([`FILES`]), 20 short lines each.
+//! `f0.txt` … `f7.txt` ([`FILES`]), 20 short lines each.
 
 use tempfile::TempDir;
 

@@ -4,10 +4,11 @@
 //! outcome, never on what the model claims).
 
 use hermes_core::approval::Approvals;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -16,7 +17,9 @@ use super::check::{evaluate, RunObservation, RunStatus};
 use super::report::{Report, RunRecord};
 use super::script::Script;
 use super::suite::{Mode, Suite, Task};
-use hermes_actors::{Hermes, RoleRegistry, TaskRequest, TaskStatus, DEFAULT_TASK_TIMEOUT};
+use hermes_actors::{
+    Hermes, PlanEvent, RoleRegistry, TaskRequest, TaskStatus, DEFAULT_TASK_TIMEOUT,
+};
 use hermes_core::agent::{Agent, CancellationToken, LongTermMemory};
 use hermes_core::faults::{FaultSpec, Faults};
 use hermes_core::journal::Journal;
@@ -228,17 +231,27 @@ async fn run_one(
             .map(|(kind, n)| (kind.as_str().to_string(), u64::from(n)))
             .collect(),
         error: ran.error,
-        steered: steered(&journal),
+        steered: steered(&[journal, run_dir.join(PLAN_ROUNDS_FILE)]),
     }
 }
 
-/// Rounds each steer answered, by name, read from a run's journal: the
-/// ones it held back (`steered_by`) and the ones it asked again
-/// (`reasked_by`), each round once per steer (none when it has no journal:
-/// plan mode keeps its executors' elsewhere).
-fn steered(journal: &Path) -> BTreeMap<String, u64> {
+/// The file beside a plan-mode run's journal that holds every executor
+/// round: one journal entry per line, in the order the rounds ended
+/// (subtasks interleaved), each with its subtask's id under `subtask`. The
+/// journal itself has one line per subtask; this is where a plan's
+/// failures are read from (which executor did what, and what it saw).
+pub const PLAN_ROUNDS_FILE: &str = "rounds.jsonl";
+
+/// Rounds each steer answered, by name, read from a run's journals (a
+/// run's own, or a plan's [`PLAN_ROUNDS_FILE`]; a missing file counts
+/// none): the ones it held back (`steered_by`) and the ones it asked again
+/// (`reasked_by`), each round once per steer.
+fn steered(journals: &[PathBuf]) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
-    for entry in Journal::read(journal).unwrap_or_default() {
+    let entries = journals
+        .iter()
+        .flat_map(|journal| Journal::read(journal).unwrap_or_default());
+    for entry in entries {
         let reasked_by = entry
             .reasked_by
             .filter(|r| entry.steered_by.as_ref() != Some(r));
@@ -254,7 +267,7 @@ fn prepare(task: &Task, workspace: &Path, run_dir: &Path) -> std::io::Result<()>
         std::fs::remove_dir_all(workspace)?;
     }
     std::fs::create_dir_all(workspace)?;
-    for leftover in ["journal.jsonl", RUN_MEMORY_FILE] {
+    for leftover in ["journal.jsonl", PLAN_ROUNDS_FILE, RUN_MEMORY_FILE] {
         let path = run_dir.join(leftover);
         if path.exists() {
             std::fs::remove_file(path)?;
@@ -425,7 +438,8 @@ async fn run_plan(
         .limits
         .timeout_secs
         .map_or(DEFAULT_TASK_TIMEOUT, Duration::from_secs);
-    // The task's timeout bounds the whole plan, not each executor's loop.
+    // The task's timeout bounds the whole plan; an executor's loop runs
+    // until that deadline unless its role sets a clock of its own.
     let limits = Limits {
         max_rounds: task.limits.max_rounds.unwrap_or(config.limits.max_rounds),
         steer: config.limits.steer.overlaid(&task.limits.steer),
@@ -438,6 +452,19 @@ async fn run_plan(
     if let Some(memory) = memory {
         builder = builder.memory(memory);
     }
+    let rounds: Arc<Mutex<String>> = Arc::default();
+    let sink = Arc::clone(&rounds);
+    builder = builder.on_event(Arc::new(move |event: &PlanEvent| {
+        if let PlanEvent::Round { id, entry, .. } = event {
+            if let Ok(Value::Object(mut line)) = serde_json::to_value(entry.as_ref()) {
+                line.insert("subtask".into(), Value::from(id.as_str()));
+                if let Ok(mut text) = sink.lock() {
+                    text.push_str(&Value::Object(line).to_string());
+                    text.push('\n');
+                }
+            }
+        }
+    }));
     let hermes = builder
         .llm(llm)
         .toolbox(toolbox)
@@ -467,6 +494,11 @@ async fn run_plan(
         .collect();
     if let Err(e) = tokio::fs::write(journal, lines).await {
         tracing::warn!("plan journal {} not written: {e}", journal.display());
+    }
+    let rounds = rounds.lock().map(|text| text.clone()).unwrap_or_default();
+    let rounds_file = journal.with_file_name(PLAN_ROUNDS_FILE);
+    if let Err(e) = tokio::fs::write(&rounds_file, rounds).await {
+        tracing::warn!("plan rounds {} not written: {e}", rounds_file.display());
     }
     let status = match report.status {
         TaskStatus::Finished => RunStatus::Finished,
