@@ -17,10 +17,12 @@
 //! | `render.rs` | `report.md`, `report.html` with inline SVG charts, and [`write_report_dir`] |
 //! | `compare.rs` | [`compare`]: every summary metric of two reports, side by side with its change |
 //! | `runner.rs` | [`run_suite`]: every task K times in fresh workspaces, behind the injected faults |
+//! | `plan_run.rs` | a plan-mode run: the planner, its executors' rounds kept in `rounds.jsonl`, the report as the run's observation |
 //! | `script.rs` | [`Script`]: scripted replies per task and round, so a suite runs with no model (CI) |
 
 pub mod check;
 pub mod compare;
+mod plan_run;
 pub mod render;
 pub mod report;
 pub mod runner;

@@ -4,22 +4,20 @@
 //! outcome, never on what the model claims).
 
 use hermes_core::approval::Approvals;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
 use super::check::{evaluate, RunObservation, RunStatus};
+use super::plan_run::run_plan;
 use super::report::{Report, RunRecord};
 use super::script::Script;
 use super::suite::{Mode, Suite, Task};
-use hermes_actors::{
-    Hermes, PlanEvent, RoleRegistry, TaskRequest, TaskStatus, DEFAULT_TASK_TIMEOUT,
-};
+use hermes_actors::RoleRegistry;
 use hermes_core::agent::{Agent, CancellationToken, LongTermMemory};
 use hermes_core::faults::{FaultSpec, Faults};
 use hermes_core::journal::Journal;
@@ -167,10 +165,10 @@ pub async fn run_suite(
 }
 
 /// What one run produced, before the checks.
-struct Ran {
-    observation: RunObservation,
-    usage: Usage,
-    error: Option<String>,
+pub(super) struct Ran {
+    pub(super) observation: RunObservation,
+    pub(super) usage: Usage,
+    pub(super) error: Option<String>,
 }
 
 /// One run of one task, from fixtures to record.
@@ -289,7 +287,7 @@ impl Ran {
         }
     }
 
-    fn error(error: String) -> Ran {
+    pub(super) fn error(error: String) -> Ran {
         Ran {
             observation: RunObservation {
                 status: RunStatus::Error,
@@ -422,101 +420,5 @@ async fn run_agent(task: &Task, agent: Agent, cancel: &CancellationToken) -> Ran
         },
         usage: outcome.usage,
         error: outcome.error,
-    }
-}
-
-async fn run_plan(
-    task: &Task,
-    config: &EvalConfig,
-    faults: &Faults,
-    llm: Arc<dyn Llm>,
-    toolbox: Toolbox,
-    journal: &Path,
-    memory: Option<LongTermMemory>,
-) -> Ran {
-    let timeout = task
-        .limits
-        .timeout_secs
-        .map_or(DEFAULT_TASK_TIMEOUT, Duration::from_secs);
-    // The task's timeout bounds the whole plan; an executor's loop runs
-    // until that deadline unless its role sets a clock of its own.
-    let limits = Limits {
-        max_rounds: task.limits.max_rounds.unwrap_or(config.limits.max_rounds),
-        steer: config.limits.steer.overlaid(&task.limits.steer),
-        ..config.limits.clone()
-    };
-    let mut builder = Hermes::builder();
-    if let Some(approvals) = &config.approvals {
-        builder = builder.approvals(approvals.clone());
-    }
-    if let Some(memory) = memory {
-        builder = builder.memory(memory);
-    }
-    let rounds: Arc<Mutex<String>> = Arc::default();
-    let sink = Arc::clone(&rounds);
-    builder = builder.on_event(Arc::new(move |event: &PlanEvent| {
-        if let PlanEvent::Round { id, entry, .. } = event {
-            if let Ok(Value::Object(mut line)) = serde_json::to_value(entry.as_ref()) {
-                line.insert("subtask".into(), Value::from(id.as_str()));
-                if let Ok(mut text) = sink.lock() {
-                    text.push_str(&Value::Object(line).to_string());
-                    text.push('\n');
-                }
-            }
-        }
-    }));
-    let hermes = builder
-        .llm(llm)
-        .toolbox(toolbox)
-        .roles(config.roles.clone())
-        .limits(limits)
-        .faults(faults.clone())
-        .spawn()
-        .await;
-    let hermes = match hermes {
-        Ok(hermes) => hermes,
-        Err(e) => return Ran::error(e.to_string()),
-    };
-    let report = hermes
-        .submit(TaskRequest::new(&task.goal).with_timeout(timeout))
-        .await;
-    hermes.shutdown().await;
-    let report = match report {
-        Ok(report) => report,
-        Err(e) => return Ran::error(e.to_string()),
-    };
-    // The plan's journal: one line per subtask, as the report has them.
-    let lines: String = report
-        .subtasks
-        .iter()
-        .filter_map(|s| serde_json::to_string(s).ok())
-        .map(|line| line + "\n")
-        .collect();
-    if let Err(e) = tokio::fs::write(journal, lines).await {
-        tracing::warn!("plan journal {} not written: {e}", journal.display());
-    }
-    let rounds = rounds.lock().map(|text| text.clone()).unwrap_or_default();
-    let rounds_file = journal.with_file_name(PLAN_ROUNDS_FILE);
-    if let Err(e) = tokio::fs::write(&rounds_file, rounds).await {
-        tracing::warn!("plan rounds {} not written: {e}", rounds_file.display());
-    }
-    let status = match report.status {
-        TaskStatus::Finished => RunStatus::Finished,
-        TaskStatus::Failed => RunStatus::Failed,
-        TaskStatus::Timeout => RunStatus::Timeout,
-        TaskStatus::Error => RunStatus::Error,
-        TaskStatus::Budget => RunStatus::Budget,
-    };
-    Ran {
-        observation: RunObservation {
-            status,
-            result: report
-                .result
-                .clone()
-                .filter(|_| status == RunStatus::Finished),
-            rounds: report.subtasks.iter().map(|s| s.rounds).sum(),
-        },
-        usage: report.usage,
-        error: report.error,
     }
 }
