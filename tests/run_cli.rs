@@ -108,11 +108,28 @@ async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
         finish("hello"),
     ])
     .await;
-    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    let logs = tempfile::tempdir().unwrap();
+    let journal = logs.path().join("journal.jsonl");
+    let journal_arg = journal.to_str().unwrap();
+    let run = run_in(
+        goal,
+        ws.path(),
+        &server,
+        &["--json", "--journal", journal_arg],
+    )
+    .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let outcome = run.outcome();
     assert_eq!(outcome["status"], "finished");
     assert_eq!(outcome["rounds"], 3);
+    // The journal names the steer behind each round: the first finish
+    // held back by the finish check, the write asked for by the write
+    // offer's closing sentence, the last finish by the finish check's.
+    let lines = common::journal_lines(&journal);
+    assert_eq!(lines[0]["steered_by"], "finish_check");
+    assert!(lines[0].get("prompted_by").is_none(), "{}", lines[0]);
+    assert_eq!(lines[1]["prompted_by"], "write_offer");
+    assert_eq!(lines[2]["prompted_by"], "finish_check");
     let told = common::observation_of(&server.prompt_text(1), 1)
         .unwrap()
         .to_string();

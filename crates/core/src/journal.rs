@@ -76,6 +76,12 @@ pub struct JournalEntry {
     /// act (`finish_check`, `read_check`, ...; see `agent::steer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steered_by: Option<String>,
+    /// The steer whose sentence closed the prompt this round's decision
+    /// was asked from (`write_offer`, `finish_check`; see
+    /// `agent::steer::Steer::closing`), so a report can count the rounds a
+    /// closing sentence was shown in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompted_by: Option<String>,
     /// The tool result's `data` as JSON, for a call that succeeded and
     /// whose data fits [`KEPT_DATA_CHARS`] (the observation may be cut;
     /// this is what steers read, never the printed text).
@@ -114,6 +120,7 @@ impl JournalEntry {
             raw: None,
             injected: None,
             steered_by: None,
+            prompted_by: None,
             data: None,
             approval: None,
         }

@@ -52,6 +52,9 @@ pub(crate) struct Run<'a> {
     files: GoalFiles,
     /// Each journalled round's prompt text, rendered once.
     rendered: perceive::RenderedRounds,
+    /// The steer whose sentence closed the last conversation built (see
+    /// [`steer::closing`]), journalled with the round it was asked for.
+    prompted_by: Option<&'static str>,
 }
 
 impl<'a> Run<'a> {
@@ -79,6 +82,7 @@ impl<'a> Run<'a> {
             shown: Vec::new(),
             files: GoalFiles::default(),
             rendered: perceive::RenderedRounds::default(),
+            prompted_by: None,
         }
     }
 
@@ -265,6 +269,7 @@ impl<'a> Run<'a> {
             regenerated: decided.regenerated,
             reasked: reasked.is_some(),
             reasked_by: reasked.map(str::to_string),
+            prompted_by: self.prompted_by.map(str::to_string),
             evidence,
             ..entry
         }))
@@ -295,6 +300,8 @@ impl<'a> Run<'a> {
     /// The conversation the next decision is asked from.
     fn conversation(&mut self) -> Vec<ChatMessage> {
         let closing = steer::closing(&self.agent.limits.steer, &self.steer_context());
+        self.prompted_by = closing.as_ref().map(|(by, _)| *by);
+        let closing = closing.map(|(_, text)| text).unwrap_or_default();
         let history = self.journal.entries();
         let rendered = self.rendered.sync(history, self.agent.limits.history);
         let opening = perceive::Opening {

@@ -100,7 +100,7 @@ pub fn render_text(report: &Report) -> String {
     for (steer, st) in &s.by_steer {
         let _ = writeln!(
             out,
-            "steer {steer}: answered {} rounds in {} runs, {} of them passed",
+            "steer {steer}: acted in {} rounds of {} runs, {} of them passed",
             st.rounds, st.runs, st.runs_passed
         );
     }
@@ -165,7 +165,7 @@ pub fn render_markdown(report: &Report) -> String {
     }
 
     if !s.by_steer.is_empty() {
-        md.push_str("\n## By steer\n\n| steer | rounds answered | runs | of them passed |\n|---|---:|---:|---:|\n");
+        md.push_str("\n## By steer\n\n| steer | rounds acted in | runs | of them passed |\n|---|---:|---:|---:|\n");
         for (steer, st) in &s.by_steer {
             let _ = writeln!(
                 md,

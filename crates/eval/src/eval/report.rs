@@ -95,8 +95,10 @@ pub struct RunRecord {
     /// failure, model unreachable); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Rounds each steer answered in this run (its journal's `steered_by`),
-    /// by steer name; absent when none did.
+    /// Rounds each steer acted in during this run, by steer name: rounds
+    /// it held back (its journal's `steered_by`), asked again
+    /// (`reasked_by`) or whose prompt its closing sentence ended
+    /// (`prompted_by`), each round once per steer; absent when none did.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub steered: BTreeMap<String, u64>,
 }
@@ -148,9 +150,9 @@ pub struct FaultStats {
 /// and what became of those runs, without reading their journals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SteerStats {
-    /// Rounds it answered, over all runs.
+    /// Rounds it acted in, over all runs.
     pub rounds: u64,
-    /// Runs where it answered at least one round.
+    /// Runs where it acted in at least one round.
     pub runs: u64,
     /// Those runs that passed.
     pub runs_passed: u64,

@@ -240,20 +240,24 @@ async fn run_one(
 /// failures are read from (which executor did what, and what it saw).
 pub const PLAN_ROUNDS_FILE: &str = "rounds.jsonl";
 
-/// Rounds each steer answered, by name, read from a run's journals (a
+/// Rounds each steer acted in, by name, read from a run's journals (a
 /// run's own, or a plan's [`PLAN_ROUNDS_FILE`]; a missing file counts
-/// none): the ones it held back (`steered_by`) and the ones it asked again
-/// (`reasked_by`), each round once per steer.
+/// none): the ones it held back (`steered_by`), the ones it asked again
+/// (`reasked_by`) and the ones whose prompt its closing sentence ended
+/// (`prompted_by`), each round once per steer.
 fn steered(journals: &[PathBuf]) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     let entries = journals
         .iter()
         .flat_map(|journal| Journal::read(journal).unwrap_or_default());
     for entry in entries {
-        let reasked_by = entry
-            .reasked_by
-            .filter(|r| entry.steered_by.as_ref() != Some(r));
-        for steer in entry.steered_by.into_iter().chain(reasked_by) {
+        let mut acted: Vec<String> = [entry.steered_by, entry.reasked_by, entry.prompted_by]
+            .into_iter()
+            .flatten()
+            .collect();
+        acted.sort_unstable();
+        acted.dedup();
+        for steer in acted {
             *counts.entry(steer).or_default() += 1;
         }
     }

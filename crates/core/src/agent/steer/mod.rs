@@ -23,7 +23,9 @@
 //! files ([`GoalFiles`]), the journal with each tool result's data kept as
 //! JSON ([`JournalEntry::data`]), and what each tool declares it does
 //! ([`ToolEffect`](crate::tools::ToolEffect)). A round a steer acted on
-//! carries its name in [`JournalEntry::steered_by`].
+//! carries its name in [`JournalEntry::steered_by`] (held back),
+//! [`JournalEntry::reasked_by`] (asked again) or
+//! [`JournalEntry::prompted_by`] (its closing sentence ended the prompt).
 
 pub mod compute_check;
 pub mod condition_check;
@@ -227,12 +229,12 @@ pub fn narrowed(steers: &Steers, cx: &SteerContext<'_>) -> Option<Vec<String>> {
     active(steers).find_map(|steer| steer.narrow(cx))
 }
 
-/// The first closing sentence among the steers on that is not empty.
-pub fn closing(steers: &Steers, cx: &SteerContext<'_>) -> String {
+/// The first closing sentence among the steers on that is not empty, with
+/// the name of the steer that wrote it (`None` when no steer has one).
+pub fn closing(steers: &Steers, cx: &SteerContext<'_>) -> Option<(&'static str, String)> {
     active(steers)
-        .map(|steer| steer.closing(cx))
-        .find(|text| !text.is_empty())
-        .unwrap_or_default()
+        .map(|steer| (steer.name(), steer.closing(cx)))
+        .find(|(_, text)| !text.is_empty())
 }
 
 /// The opening blocks of the steers on, joined by blank lines, and the
