@@ -17,6 +17,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use crate::journal::{JournalEntry, UNPARSED};
@@ -56,6 +57,16 @@ const CLAIMS: &[&str] = &[
     "结果显示",
 ];
 
+/// Every phrase of [`CLAIMS`] in one automaton: a thought is read once,
+/// not once per phrase (the check runs on every round's thought). ASCII
+/// letters match in any case; the Chinese phrases have none.
+static CLAIM_FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(CLAIMS)
+        .expect("valid phrases")
+});
+
 static ROUND_CITATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\bround\s*#?\s*(\d{1,4})\b|第\s*(\d{1,4})\s*轮").expect("valid regex")
 });
@@ -72,13 +83,19 @@ pub fn check_thought(
     tools: &[&str],
     shown_before: bool,
 ) -> Option<String> {
-    let lower = thought.to_lowercase();
-    let claim = CLAIMS.iter().find(|phrase| lower.contains(*phrase));
-    let cited: Vec<u32> = ROUND_CITATION
-        .captures_iter(thought)
-        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
-        .filter_map(|m| m.as_str().parse().ok())
-        .collect();
+    let claim = CLAIM_FINDER
+        .find(thought)
+        .map(|found| CLAIMS[found.pattern().as_usize()]);
+    // A citation has digits; most thoughts have none.
+    let cited: Vec<u32> = if thought.bytes().any(|b| b.is_ascii_digit()) {
+        ROUND_CITATION
+            .captures_iter(thought)
+            .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+            .filter_map(|m| m.as_str().parse().ok())
+            .collect()
+    } else {
+        Vec::new()
+    };
     for &cited_round in &cited {
         if cited_round >= round {
             return Some(format!(
@@ -101,6 +118,7 @@ pub fn check_thought(
     if !cited.is_empty() {
         return None;
     }
+    let lower = thought.to_lowercase();
     let named: Vec<&str> = tools
         .iter()
         .copied()

@@ -19,7 +19,7 @@
 //! another answer (run the script again after fixing it), so it runs.
 
 use crate::decision::{Action, FINISH};
-use crate::journal::{action_hash, JournalEntry};
+use crate::journal::JournalEntry;
 use crate::text::{clip, one_line};
 use crate::tools::{ToolEffect, ToolResult, Toolbox};
 
@@ -110,12 +110,13 @@ pub fn repeated_round<'a>(
     action: &Action,
     window: usize,
 ) -> Option<&'a JournalEntry> {
-    let hash = action_hash(&action.name, &action.args);
+    // The same call as `args_hash` compares, without hashing: objects
+    // compare without regard to key order, and most names differ.
     history
         .iter()
         .rev()
         .take(window)
-        .find(|entry| entry.args_hash == hash)
+        .find(|entry| entry.action == action.name && entry.args == action.args)
 }
 
 /// The message that asks the model to decide again instead of repeating
@@ -201,6 +202,22 @@ mod tests {
             repeated_round(&history, &call("read_file", json!({"path": "b"})), window).is_none()
         );
         assert!(repeated_round(&history, &call("list_dir", json!({})), 1).is_none());
+        // The same args in another key order are the same call (as their
+        // `args_hash` says); another value is not.
+        let two = vec![entry(
+            1,
+            "write_file",
+            json!({"path": "a", "content": "1"}),
+            true,
+        )];
+        let reordered = call("write_file", json!({"content": "1", "path": "a"}));
+        assert_eq!(
+            crate::journal::action_hash(&reordered.name, &reordered.args),
+            two[0].args_hash
+        );
+        assert!(repeated_round(&two, &reordered, window).is_some());
+        let other = call("write_file", json!({"content": 1, "path": "a"}));
+        assert!(repeated_round(&two, &other, window).is_none());
     }
 
     #[test]
