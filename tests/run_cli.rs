@@ -214,12 +214,18 @@ async fn a_write_before_the_goal_s_input_was_read_is_answered_once() {
     ])
     .await;
     // The input preview shows notes.txt before round 1, and a preview is a
-    // read: the check is measured without it.
+    // read: the check (off by default) is measured without it.
     let run = run_in(
         goal,
         ws.path(),
         &server,
-        &["--json", "--steer", "input_preview=off"],
+        &[
+            "--json",
+            "--steer",
+            "input_preview=off",
+            "--steer",
+            "read_check=on",
+        ],
     )
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -237,12 +243,17 @@ async fn a_write_before_the_goal_s_input_was_read_is_answered_once() {
         std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
         "1"
     );
-    // Turned off, the guess is written.
+    // Off (the default), the guess is written.
     let ws = workspace();
     let server = ScriptedServer::start(vec![guess(), finish("7")]).await;
-    let outcome = run_in(goal, ws.path(), &server, &["--json", "--no-read-check"])
-        .await
-        .outcome();
+    let outcome = run_in(
+        goal,
+        ws.path(),
+        &server,
+        &["--json", "--steer", "input_preview=off"],
+    )
+    .await
+    .outcome();
     assert_eq!(outcome["rounds"], 2);
     assert_eq!(
         std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
@@ -312,7 +323,13 @@ async fn a_labelled_value_where_the_goal_asks_for_just_the_value_is_answered_onc
         finish("HX-7"),
     ])
     .await;
-    let run = run_in(goal, ws.path(), &server, &["--json"]).await;
+    let run = run_in(
+        goal,
+        ws.path(),
+        &server,
+        &["--json", "--steer", "label_check=on"],
+    )
+    .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.outcome()["rounds"], 4);
     let told = common::observation_of(&server.prompt_text(2), 2)
@@ -326,7 +343,7 @@ async fn a_labelled_value_where_the_goal_asks_for_just_the_value_is_answered_onc
         std::fs::read_to_string(ws.path().join("answer.txt")).unwrap(),
         "HX-7"
     );
-    // Turned off, the labelled value is written.
+    // Off (the default, or `--no-label-check`), the labelled value is written.
     let ws = workspace();
     let server = ScriptedServer::start(vec![
         decision("read_file", json!({"path": "notes.txt"})),

@@ -75,8 +75,8 @@ pub struct SteerArgs {
     /// Alias of `--no-steer label_check`.
     #[arg(long)]
     pub no_label_check: bool,
-    /// The read check is on by default now; kept so that earlier command
-    /// lines still run.
+    /// Alias of `--steer read_check=on` (off by default since session 34;
+    /// kept so that earlier command lines still run).
     #[arg(long, hide = true)]
     pub read_check: bool,
     /// The write offer is on by default now; kept so that earlier command
@@ -120,6 +120,7 @@ impl SteerArgs {
             ("repeat_guidance", self.no_repeat_guidance, false),
             ("workspace_listing", self.no_workspace_listing, false),
             ("finish_check", self.no_finish_check, false),
+            ("read_check", self.read_check, true),
             ("read_check", self.no_read_check, false),
             ("write_offer", self.no_write_offer, false),
             ("label_check", self.no_label_check, false),

@@ -10,6 +10,12 @@
 //! out in the observation is copied almost every time (see
 //! [`write_offer`](super::write_offer)); a second such write is carried
 //! out, so a value that really has a label still gets written.
+//!
+//! **Off by default since session 34** (EVALS.md, section 29, the helpers'
+//! ablation): it acted in none of 121 runs of the dev and held-out suites
+//! with today's other helpers (the input preview counts as a read and
+//! shows the files whole), so it cannot help there; `--steer label_check=on`
+//! turns it on.
 
 use std::sync::LazyLock;
 
@@ -29,6 +35,10 @@ pub struct LabelCheck;
 impl Steer for LabelCheck {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn on_by_default(&self) -> bool {
+        false
     }
 
     fn about(&self) -> &'static str {

@@ -10,6 +10,12 @@
 //! workspace, and no call of the run has read anything yet. The note says
 //! which file to read first. A second such write is carried out, so a goal whose
 //! answer does not come from its input still gets written, one round later.
+//!
+//! **Off by default since session 34** (EVALS.md, section 29, the helpers'
+//! ablation): it acted in none of 121 runs of the dev and held-out suites
+//! with today's other helpers (the input preview counts as a read and
+//! shows the files whole), so it cannot help there; `--steer read_check=on`
+//! turns it on.
 
 use serde_json::Value;
 
@@ -31,6 +37,10 @@ pub struct ReadCheck;
 impl Steer for ReadCheck {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn on_by_default(&self) -> bool {
+        false
     }
 
     fn about(&self) -> &'static str {
