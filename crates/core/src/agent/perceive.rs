@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use super::evidence;
 use super::reflect::{self, Reflection};
+use super::steer;
 use crate::decision::{Decision, EXPECTED_SHAPE};
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
 use crate::limits::{HistoryLayout, Limits};
@@ -38,10 +39,14 @@ const HISTORY_ARG_CHARS: usize = 600;
 pub fn shared_system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Arc<str> {
     // Everything `system_prompt` reads besides the toolbox.
     let key = format!(
-        "{identity}\u{0}{}\u{0}{}\u{0}{}",
+        "{identity}\u{0}{}\u{0}{}\u{0}{}\u{0}{:?}",
         limits.max_rounds,
         limits.timeout.as_secs(),
-        limits.evidence_warnings
+        limits.evidence_warnings,
+        system_steers(limits)
+            .iter()
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
     );
     toolbox
         .memo()
@@ -85,7 +90,20 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
         limits.max_rounds,
         limits.timeout.as_secs(),
     );
+    for steer in system_steers(limits) {
+        let block = steer.system(toolbox);
+        if !block.is_empty() {
+            p.push_str("\n\n");
+            p.push_str(block.trim_end());
+        }
+    }
     p
+}
+
+/// The steers on for `limits` that may add a block to the system prompt
+/// (every active one; most add none), by name.
+fn system_steers(limits: &Limits) -> Vec<&'static dyn steer::Steer> {
+    steer::active(&limits.steer).collect()
 }
 
 /// The conversation for the next decision.
@@ -664,5 +682,33 @@ mod tests {
         toolbox.register(RunCode::new(SandboxConfig::new("/tmp")));
         let with = system_prompt(DEFAULT_IDENTITY, &toolbox, &limits);
         assert!(with.contains("compute with run_code"), "{with}");
+    }
+
+    #[test]
+    fn the_worked_example_ends_the_system_prompt_unless_switched_off() {
+        use crate::tools::builtin::{register_file_tools, RunCode};
+        use crate::tools::sandbox::SandboxConfig;
+        use crate::tools::Workspace;
+        let dir = tempfile::tempdir().unwrap();
+        let mut toolbox = Toolbox::new();
+        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        let no_code = system_prompt(DEFAULT_IDENTITY, &toolbox, &Limits::default());
+        assert!(!no_code.contains("Example of a whole run"), "{no_code}");
+        toolbox.register(RunCode::new(SandboxConfig::new(dir.path())));
+        let on = Limits::default();
+        let with = system_prompt(DEFAULT_IDENTITY, &toolbox, &on);
+        let example = with.find("Example of a whole run").expect(&with);
+        assert!(with.find("- Limits:").unwrap() < example, "{with}");
+        let off = Limits {
+            steer: steer::Steers::defaults().with("worked_example", false),
+            ..Limits::default()
+        };
+        let without = system_prompt(DEFAULT_IDENTITY, &toolbox, &off);
+        assert!(!without.contains("Example of a whole run"), "{without}");
+        // The shared prompt is keyed by the switch too.
+        assert_ne!(
+            shared_system_prompt(DEFAULT_IDENTITY, &toolbox, &on),
+            shared_system_prompt(DEFAULT_IDENTITY, &toolbox, &off)
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! **Steering**: the loop's small-model helpers, as one ordered list.
 //!
-//! A steer watches a run and nudges it without a model call: it may add a
-//! block to the first prompt (before round 1), add a sentence to the
+//! A steer watches a run and nudges it without a model call: it may end
+//! the system prompt with a block, add a block to the first prompt (before
+//! round 1), add a sentence to the
 //! closing request of each prompt, gate a decision before it acts (go,
 //! refuse it with a note, or ask the model once more), or narrow the
 //! actions the next decision may name. Each steer is one
@@ -27,6 +28,7 @@
 //! [`JournalEntry::reasked_by`] (asked again) or
 //! [`JournalEntry::prompted_by`] (its closing sentence ended the prompt).
 
+pub mod code_retry;
 pub mod compute_check;
 pub mod condition_check;
 pub mod finish_check;
@@ -36,6 +38,7 @@ pub mod label_check;
 pub mod read_check;
 pub mod repeat_guidance;
 mod switches;
+pub mod worked_example;
 pub mod workspace_listing;
 pub mod write_offer;
 
@@ -147,6 +150,12 @@ pub trait Steer: Send + Sync {
     fn on_by_default(&self) -> bool {
         true
     }
+    /// A block for the end of the system prompt, given the run's tools
+    /// (empty for none). It must depend on `toolbox` alone: the prompt is
+    /// built once and shared by every run with the same tools and limits.
+    fn system(&self, _toolbox: &Toolbox) -> String {
+        String::new()
+    }
     /// A block shown after the goal in the first prompt, computed before
     /// round `first_round` (empty for none).
     async fn opening(&self, _cx: &SteerContext<'_>, _first_round: u32) -> Opening {
@@ -177,6 +186,7 @@ pub trait Steer: Send + Sync {
 pub static ALL: &[&dyn Steer] = &[
     &workspace_listing::WorkspaceListing,
     &input_preview::InputPreview,
+    &code_retry::CodeRetry,
     &finish_check::FinishCheck,
     &write_offer::WriteOffer,
     &repeat_guidance::RepeatGuidance,
@@ -184,6 +194,7 @@ pub static ALL: &[&dyn Steer] = &[
     &label_check::LabelCheck,
     &condition_check::ConditionCheck,
     &compute_check::ComputeCheck,
+    &worked_example::WorkedExample,
 ];
 
 /// The steer named `name`.
