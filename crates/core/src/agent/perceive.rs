@@ -685,7 +685,7 @@ mod tests {
     }
 
     #[test]
-    fn the_worked_example_ends_the_system_prompt_unless_switched_off() {
+    fn the_worked_example_ends_the_system_prompt_when_switched_on() {
         use crate::tools::builtin::{register_file_tools, RunCode};
         use crate::tools::sandbox::SandboxConfig;
         use crate::tools::Workspace;
@@ -695,14 +695,15 @@ mod tests {
         let no_code = system_prompt(DEFAULT_IDENTITY, &toolbox, &Limits::default());
         assert!(!no_code.contains("Example of a whole run"), "{no_code}");
         toolbox.register(RunCode::new(SandboxConfig::new(dir.path())));
-        let on = Limits::default();
+        let on = Limits {
+            steer: steer::Steers::defaults().with("worked_example", true),
+            ..Limits::default()
+        };
         let with = system_prompt(DEFAULT_IDENTITY, &toolbox, &on);
         let example = with.find("Example of a whole run").expect(&with);
         assert!(with.find("- Limits:").unwrap() < example, "{with}");
-        let off = Limits {
-            steer: steer::Steers::defaults().with("worked_example", false),
-            ..Limits::default()
-        };
+        // Off by default (EVALS.md, section 30).
+        let off = Limits::default();
         let without = system_prompt(DEFAULT_IDENTITY, &toolbox, &off);
         assert!(!without.contains("Example of a whole run"), "{without}");
         // The shared prompt is keyed by the switch too.
