@@ -100,8 +100,9 @@ pub fn system_prompt(identity: &str, toolbox: &Toolbox, limits: &Limits) -> Stri
     p
 }
 
-/// The steers on for `limits` that may add a block to the system prompt
-/// (every active one; most add none), by name.
+/// The steers on for `limits`, in order: any of them may end the system
+/// prompt with a block (most add none), so their names key the shared
+/// prompt.
 fn system_steers(limits: &Limits) -> Vec<&'static dyn steer::Steer> {
     steer::active(&limits.steer).collect()
 }
