@@ -25,12 +25,10 @@ use super::{Gate, Steer, SteerContext};
 use crate::decision::Decision;
 use crate::journal::JournalEntry;
 use crate::text::clip;
+use crate::tools::ToolEffect;
 
 /// The steer's name (switches, journals).
 pub const NAME: &str = "code_retry";
-
-/// The tool whose failure this steer answers.
-const RUN_CODE: &str = "run_code";
 
 /// How many times one run is asked to fix its code.
 const MAX_RETRIES: usize = 2;
@@ -52,13 +50,16 @@ impl Steer for CodeRetry {
     }
 
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, reasked: bool) -> Gate {
-        if reasked || !decision.is_finish() || !cx.toolbox.names().contains(&RUN_CODE) {
+        if reasked || !decision.is_finish() {
             return Gate::Go;
         }
+        let Some(runs_code) = cx.toolbox.first_with(ToolEffect::RunsCode) else {
+            return Gate::Go;
+        };
         let Some(failed) = cx
             .history
             .last()
-            .filter(|e| e.action == RUN_CODE && e.is_error())
+            .filter(|e| e.action == runs_code && e.is_error())
         else {
             return Gate::Go;
         };
@@ -76,7 +77,7 @@ impl Steer for CodeRetry {
         }
         Gate::Reask {
             note: note(&missing, failed),
-            among: Some(vec![RUN_CODE.to_string()]),
+            among: Some(vec![runs_code.to_string()]),
         }
     }
 }
@@ -84,11 +85,7 @@ impl Steer for CodeRetry {
 /// The note: what is missing, the error the code of `failed` ended with,
 /// and what to do.
 fn note(missing: &[String], failed: &JournalEntry) -> String {
-    let names = missing
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let names = super::quoted_names(missing);
     let verb = if missing.len() == 1 { "is" } else { "are" };
     let error = error_line(&failed.observation)
         .map(|line| format!(" with `{}`", clip(&line, 200)))
@@ -124,20 +121,13 @@ mod tests {
         JournalEntry {
             status: ToolStatus::Error,
             observation: json!({"status": "error", "data": {"exit_code": 1, "stdout": "", "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 7, in <module>\nKeyError: 'item'\n"}, "error": "the code exited with code 1; see stderr"}).to_string(),
-            ..JournalEntry::new(round, "", RUN_CODE, json!({"language": "python", "code": "x"}))
+            ..JournalEntry::new(round, "", "run_code", json!({"language": "python", "code": "x"}))
         }
     }
 
     fn finish() -> Decision {
-        parse_finish("I cannot do it")
-    }
-
-    fn parse_finish(result: &str) -> Decision {
-        crate::decision::parse_decision(
-            &json!({"thought": "", "action": {"name": "finish", "args": {"result": result}}})
-                .to_string(),
-        )
-        .unwrap()
+        let reply = json!({"thought": "", "action": {"name": "finish", "args": {"result": "I cannot do it"}}});
+        crate::decision::parse_decision(&reply.to_string()).unwrap()
     }
 
     fn gate_with(history: &[JournalEntry], with_code: bool) -> Gate {

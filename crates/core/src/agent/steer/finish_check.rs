@@ -86,11 +86,7 @@ pub fn written_note(outputs: &[String], toolbox: &Toolbox) -> String {
     if !all_there {
         return String::new();
     }
-    let names = outputs
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let names = super::quoted_names(outputs);
     let one = outputs.len() == 1;
     // The reply is spelled out: a small model that ignores advice in words
     // still copies a JSON template.
@@ -107,11 +103,7 @@ pub fn written_note(outputs: &[String], toolbox: &Toolbox) -> String {
 
 /// The observation of a `finish` that was not accepted because of `missing`.
 pub fn note(missing: &[String]) -> String {
-    let names = missing
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let names = super::quoted_names(missing);
     let (verb, subject, object) = if missing.len() == 1 {
         ("is", "it", "it")
     } else {

@@ -235,6 +235,16 @@ pub fn code_after_note(cx: &SteerContext<'_>, steer: &str) -> Option<Vec<String>
     Some(vec![runs_code.to_string()])
 }
 
+/// File names as the steers' notes write them: each in backticks, joined
+/// by commas (`` `a.txt`, `b.txt` ``).
+pub fn quoted_names(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The actions the first steer on that narrows the next decision allows.
 pub fn narrowed(steers: &Steers, cx: &SteerContext<'_>) -> Option<Vec<String>> {
     active(steers).find_map(|steer| steer.narrow(cx))

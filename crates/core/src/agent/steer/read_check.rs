@@ -104,11 +104,7 @@ pub fn unread(
 /// The observation of a write that was not carried out because `unread`
 /// were not looked at; `target` is the file it would have written.
 pub fn note(unread: &[String], target: &str) -> String {
-    let names = unread
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let names = super::quoted_names(unread);
     let (pronoun, verb) = if unread.len() == 1 {
         ("it", "has")
     } else {
