@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use super::prompts::plan_errors_message;
+use super::repair::repair_plan;
 use super::subtask::{parse_plan, PlannedSubtask};
 use super::validate::{rename_clashes, validate_plan};
 use crate::roles::Role;
@@ -132,6 +133,9 @@ pub async fn request_plan(
         errors = match parse_plan(&reply.content) {
             Ok(mut subtasks) => {
                 rename_clashes(&mut subtasks, &ids.taken);
+                for repair in repair_plan(&mut subtasks, roles) {
+                    tracing::info!(attempt, "plan repaired: {repair}");
+                }
                 let mut errors = validate_plan(&subtasks, roles, &ids.settled, &ids.taken);
                 let repeated = repeats(&subtasks, ids);
                 // A repeat is sent back once; after that it goes out with

@@ -1,10 +1,12 @@
 //! Plans, as plain code: what a plan is and how it is read from the model's
-//! reply (`subtask.rs`), the checks it must pass (`validate.rs`), the
-//! prompts that ask for one (`prompts.rs`), and the model calls that ask,
+//! reply (`subtask.rs`), the repairs made to it without a model call
+//! (`repair.rs`), the checks it must pass (`validate.rs`), the prompts that
+//! ask for one (`prompts.rs`), and the model calls that ask, repair,
 //! validate and re-ask (`ask.rs`). Nothing here knows about actors.
 
 mod ask;
 mod prompts;
+mod repair;
 mod subtask;
 mod validate;
 
@@ -12,6 +14,7 @@ pub use ask::{plan_schema, request_answer, request_plan, AnswerError, Asked, IdR
 pub use prompts::{
     final_messages, plan_errors_message, plan_messages, replan_messages, ReplanContext,
 };
+pub use repair::repair_plan;
 pub use subtask::{parse_plan, NoPlanFound, PlannedSubtask, PLAN_SHAPE};
 pub use validate::{rename_clashes, validate_plan, MAX_SUBTASKS};
 

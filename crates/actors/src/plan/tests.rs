@@ -201,3 +201,105 @@ fn plan_schema_asks_for_outputs_before_dependencies() {
         .unwrap()
         .contains(&serde_json::json!("outputs")));
 }
+
+fn role_with(name: &str, tools: &[&str]) -> Role {
+    let tools: Vec<String> = tools.iter().map(|t| format!("\"{t}\"")).collect();
+    parse_role(&format!(
+        "name = \"{name}\"\ndescription = \"d\"\nsystem_prompt = \"p\"\ntools = [{}]\n",
+        tools.join(", ")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn outputs_that_are_no_file_name_become_returned_values() {
+    let mut s1 = sub("s1", "writer", &[]);
+    s1.goal = "Find the decision of each meeting.".into();
+    s1.outputs = vec![
+        "<file containing the decision for each meeting>".into(),
+        "data_file".into(),
+        "notes/summary.md".into(),
+        "decision of each meeting".into(),
+    ];
+    let mut plan = vec![s1];
+    let repairs = repair_plan(&mut plan, &roles());
+    assert_eq!(plan[0].outputs, vec!["notes/summary.md"]);
+    assert_eq!(repairs.len(), 3, "{repairs:?}");
+    assert!(
+        repairs[1].contains("`data_file` is no file name"),
+        "{repairs:?}"
+    );
+    // A value the goal does not already mention is added to it.
+    assert_eq!(
+        plan[0].goal,
+        "Find the decision of each meeting. Return in your result: file containing the decision for each meeting. \
+         Return in your result: data_file."
+    );
+    assert!(check(&plan).is_empty(), "{:?}", check(&plan));
+}
+
+#[test]
+fn a_writing_subtask_goes_to_the_writer_sharing_most_tools() {
+    let roles = vec![
+        role_with(
+            "researcher",
+            &["list_dir", "search_files", "read_file", "http_fetch"],
+        ),
+        role_with("writer", &["list_dir", "read_file", "write_file"]),
+        role_with(
+            "analyst",
+            &["list_dir", "search_files", "read_file", "run_code"],
+        ),
+    ];
+    let mut s1 = sub("s1", "researcher", &[]);
+    s1.outputs = vec!["recetas/ingredientes.txt".into()];
+    let mut s2 = sub("s2", "researcher", &["s1"]);
+    s2.outputs = vec![];
+    let mut plan = vec![s1, s2];
+    let repairs = repair_plan(&mut plan, &roles);
+    assert_eq!(plan[0].role, "analyst");
+    assert_eq!(
+        plan[1].role, "researcher",
+        "a subtask that writes nothing stays"
+    );
+    assert_eq!(
+        repairs,
+        ["subtask `s1` writes recetas/ingredientes.txt but role `researcher` cannot write files; given to `analyst`"]
+    );
+    assert!(validate_plan(&plan, &roles, &HashSet::new(), &HashSet::new()).is_empty());
+
+    // With no role that can write, nothing moves and the check still says why.
+    let readers = vec![role_with("researcher", &["read_file"])];
+    let mut s1 = sub("s1", "researcher", &[]);
+    s1.outputs = vec!["out.txt".into()];
+    let mut plan = vec![s1];
+    assert!(repair_plan(&mut plan, &readers).is_empty());
+    let errors = validate_plan(&plan, &readers, &HashSet::new(), &HashSet::new());
+    assert!(errors[0].contains("no role (none can write)"), "{errors:?}");
+}
+
+#[tokio::test]
+async fn a_plan_the_repairs_fix_is_taken_without_a_re_ask() {
+    use hermes_core::llm::ScriptedLlm;
+    let roles = vec![
+        role_with("researcher", &["read_file"]),
+        role_with("writer", &["read_file", "write_file"]),
+    ];
+    let reply = serde_json::json!({"subtasks": [
+        {"id": "s1", "role": "researcher", "goal": "Read the pins.", "outputs": ["<list of services>"], "depends_on": []},
+        {"id": "s2", "role": "researcher", "goal": "Write pins.txt.", "outputs": ["pins.txt"], "depends_on": ["s1"]}
+    ]})
+    .to_string();
+    let llm = ScriptedLlm::new(vec![reply]);
+    let plan = request_plan(&llm, vec![], &roles, &IdRules::default(), 0.0)
+        .await
+        .answer
+        .unwrap();
+    assert!(plan[0].outputs.is_empty());
+    assert_eq!(plan[0].role, "researcher");
+    assert_eq!(
+        (plan[1].role.as_str(), plan[1].outputs.as_slice()),
+        ("writer", &["pins.txt".to_string()][..])
+    );
+    assert_eq!(llm.requests().len(), 1);
+}

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::repair::can_write;
 use super::subtask::PlannedSubtask;
 use crate::roles::Role;
 
@@ -98,15 +99,6 @@ pub fn validate_plan(
         errors.push(format!("dependency cycle: {}", cycle.join(" → ")));
     }
     errors
-}
-
-/// Whether `role` has a tool that writes workspace files (`write_file`, or
-/// `run_code`, whose writes are saved); a role without a tool list has
-/// every tool.
-fn can_write(role: &Role) -> bool {
-    role.tools
-        .as_ref()
-        .is_none_or(|tools| tools.iter().any(|t| t == "write_file" || t == "run_code"))
 }
 
 /// A dependency cycle among `subtasks`, if any (ids in order, first repeated).
