@@ -1,5 +1,6 @@
 //! Built-in tools, one file each with its spec beside its code.
 
+mod content_format;
 mod http_fetch;
 mod list_dir;
 mod read_file;

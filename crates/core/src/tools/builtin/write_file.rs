@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
+use super::content_format::{self, Checked};
 use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Workspace};
 
 /// Writes a text file inside the workspace, creating parent directories.
@@ -65,7 +66,9 @@ fn is_patch_file(shown: &str) -> bool {
     [".diff", ".patch"].iter().any(|ext| shown.ends_with(ext))
 }
 
-/// Writes `args.content` to `args.path`, creating its folders.
+/// Writes `args.content` to `args.path`, creating its folders; content
+/// that is not the format the name promises is refused (or unwrapped from
+/// a code fence, see [`content_format`]).
 fn write(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, ToolError> {
     let content = super::required_str(args, "content")?;
     let (path, shown) = workspace.resolve_arg(args)?;
@@ -77,13 +80,26 @@ fn write(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, Tool
             "not written: this content is a diff (a change summary, as run_code shows what it saved), not the text of `{shown}`; the file was left as it is. If the change is already saved, read_file `{shown}` to check it; otherwise write the whole new text"
         )));
     }
+    let mut repaired = None;
+    let content = match content_format::check(&shown, content) {
+        Checked::Fine => content.to_string(),
+        Checked::Refused(why) => return Err(ToolError::new(why)),
+        Checked::Unwrapped(inner) => {
+            repaired = Some("the Markdown code fence around the content was dropped");
+            inner
+        }
+    };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| ToolError::new(format!("cannot create folders for `{shown}`: {e}")))?;
     }
-    std::fs::write(&path, content)
+    std::fs::write(&path, &content)
         .map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
-    Ok(json!({"path": shown, "bytes": content.len()}))
+    let mut written = json!({"path": shown, "bytes": content.len()});
+    if let Some(repaired) = repaired {
+        written["repaired"] = json!(repaired);
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -119,5 +135,17 @@ mod tests {
         write(&ws, &args("fix.patch", hunk)).unwrap();
         write(&ws, &args("new.txt", hunk)).unwrap();
         write(&ws, &args("app.ini", "[logging]\nlevel = error\n")).unwrap();
+    }
+
+    #[test]
+    fn content_that_is_not_the_files_format_is_refused_and_a_fence_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let error = write(&ws, &args("team.json", "name,team\nAna,core\n")).unwrap_err();
+        assert!(error.message.contains("must hold JSON"), "{}", error.message);
+        assert!(!dir.path().join("team.json").exists());
+        let written = write(&ws, &args("team.json", "```json\n[1, 2]\n```")).unwrap();
+        assert_eq!(written["repaired"], "the Markdown code fence around the content was dropped");
+        assert_eq!(std::fs::read_to_string(dir.path().join("team.json")).unwrap(), "[1, 2]\n");
     }
 }
