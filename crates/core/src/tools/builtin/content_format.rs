@@ -91,7 +91,7 @@ mod tests {
             panic!("CSV text in a .json file was written");
         };
         assert!(
-            why.starts_with("not written: `out/team.JSON` must hold JSON, and this content is not JSON (expected value at line 1 column 1)"),
+            why.starts_with("not written: `out/team.JSON` must hold JSON, and this content is not JSON (expected ident at line 1 column 2)"),
             "{why}"
         );
         assert_eq!(
@@ -105,12 +105,18 @@ mod tests {
 
     #[test]
     fn json_lines_and_toml_are_checked_line_by_line_and_whole() {
-        assert_eq!(check("a.jsonl", "{\"a\": 1}\n\n{\"a\": 2}\n"), Checked::Fine);
+        assert_eq!(
+            check("a.jsonl", "{\"a\": 1}\n\n{\"a\": 2}\n"),
+            Checked::Fine
+        );
         let Checked::Refused(why) = check("a.jsonl", "{\"a\": 1}\n{a: 2}\n") else {
             panic!("a broken line was written");
         };
         assert!(why.contains("(line 2: key must be a string"), "{why}");
         assert_eq!(check("app.toml", "[server]\nport = 8080\n"), Checked::Fine);
-        assert!(matches!(check("app.toml", "port: 8080"), Checked::Refused(_)));
+        assert!(matches!(
+            check("app.toml", "port: 8080"),
+            Checked::Refused(_)
+        ));
     }
 }

@@ -142,10 +142,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         let error = write(&ws, &args("team.json", "name,team\nAna,core\n")).unwrap_err();
-        assert!(error.message.contains("must hold JSON"), "{}", error.message);
+        assert!(
+            error.message.contains("must hold JSON"),
+            "{}",
+            error.message
+        );
         assert!(!dir.path().join("team.json").exists());
         let written = write(&ws, &args("team.json", "```json\n[1, 2]\n```")).unwrap();
-        assert_eq!(written["repaired"], "the Markdown code fence around the content was dropped");
-        assert_eq!(std::fs::read_to_string(dir.path().join("team.json")).unwrap(), "[1, 2]\n");
+        assert_eq!(
+            written["repaired"],
+            "the Markdown code fence around the content was dropped"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("team.json")).unwrap(),
+            "[1, 2]\n"
+        );
     }
 }

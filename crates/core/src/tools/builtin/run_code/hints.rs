@@ -1,7 +1,6 @@
 //! The one-line hint after a failed `run_code`, read from what Python
 //! said: the first that applies, in the order below.
 
-use super::keys::{keys_hint, missing_key, Keys};
 use super::repairs::{has_inline_body, missing_import, numbers_fix, numbers_said, undefined_name};
 
 /// What `run_code` knows when it writes the hint.
@@ -20,9 +19,6 @@ pub struct HintContext<'a> {
     /// Where the workspace has files named like the one Python could not
     /// open ([`missing_file`]), as workspace paths.
     pub found_elsewhere: &'a [String],
-    /// The record keys of the workspace files the code names, read when
-    /// it failed on a missing key ([`missing_key`]).
-    pub keys: &'a [Keys],
 }
 
 /// The hint, starting with `; ` (to follow "the code exited with code 1").
@@ -65,12 +61,6 @@ pub fn hint(cx: &HintContext<'_>) -> String {
             "; `{value}` is not a number: if it is a column name, the first row is a header, so skip it (next(reader), or csv.DictReader)"
         );
     }
-    if let Some(hint) = missing_key(stderr).and_then(|key| keys_hint(key, cx.keys)) {
-        return hint;
-    }
-    if let Some(hint) = exception_hint(stderr) {
-        return format!("; {hint}");
-    }
     if let Some(name) = undefined {
         return if cx.code_actions {
             format!(
@@ -86,32 +76,6 @@ pub fn hint(cx: &HintContext<'_>) -> String {
         return "; Python reads one statement per line: put each statement on a line of its own (\\n between them in the JSON string), with the body of a for/if/with on the lines below it, indented".into();
     }
     "; see stderr".into()
-}
-
-/// What the last exception Python named usually means in a program that
-/// reads workspace files, for the kinds that have one reading.
-fn exception_hint(stderr: &str) -> Option<&'static str> {
-    let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?;
-    let (kind, message) = last.split_once(": ").unwrap_or((last, ""));
-    let kind = kind.rsplit('.').next().unwrap_or(kind);
-    Some(match kind {
-        "IndexError" => "a line or row has fewer parts than the code takes from it (a blank line, a header, another separator): print the first lines with repr() to see their shape, and skip the ones that do not fit",
-        "TypeError" if message.contains("NoneType") => "a value is None: a lookup found nothing (dict.get, re.search/match, a function without return); print what it looked in, or check for None before using it",
-        "TypeError" if message.contains("'str'") && message.contains("'int'")
-            || message.contains("'str'") && message.contains("'float'")
-            || message.starts_with("can only concatenate str") =>
-        {
-            "text and a number were mixed: values read from a file are text, so convert them with int() or float() before arithmetic, and numbers with str() (or an f-string) before joining them to text"
-        }
-        "TypeError" if message.contains("'datetime.time'") => "times of day cannot be subtracted or added: keep the datetime that strptime returns (without .time()), or turn each time into minutes (hours * 60 + minutes)",
-        "TypeError" if message.contains("'str'") && message.contains("datetime") => "dates read from a file are text: parse them with datetime.strptime(text, format) before comparing or subtracting them",
-        "JSONDecodeError" => "the text is not one JSON document: print it first (it may be empty, CSV, or one JSON object per line, read with json.loads on each line)",
-        "ZeroDivisionError" => "a count or total is 0, so no row matched what the code looks for: print a few rows and the values it compares to see why",
-        "AttributeError" if message.starts_with("'dict' object") => "a dict's values are read with d['key'] or d.get('key'), not as attributes",
-        "AttributeError" if message.starts_with("'list' object") => "that is a list: loop over its items (or take one, items[0]) and call the method on each",
-        "UnicodeDecodeError" => "the file is not UTF-8 text: open it with encoding='utf-8', errors='replace', or read it as bytes",
-        _ => return None,
-    })
 }
 
 /// The module Python could not import, from its last
@@ -193,7 +157,6 @@ mod tests {
             may_write: false,
             code_actions,
             found_elsewhere: &[],
-            keys: &[],
         };
         let name = "NameError: name 'prices' is not defined";
         assert!(hint(&cx(name, false)).contains("every run_code call is a new program"));
@@ -211,7 +174,6 @@ mod tests {
             may_write: false,
             code_actions: true,
             found_elsewhere: &[],
-            keys: &[],
         };
         let alias = hint(&cx("NameError: name 'pd' is not defined"));
         assert!(alias.starts_with("; `pandas` is not installed"), "{alias}");
@@ -234,7 +196,6 @@ mod tests {
             may_write: false,
             code_actions: true,
             found_elsewhere: &found,
-            keys: &[],
         };
         assert_eq!(
             hint(&cx),
@@ -245,47 +206,5 @@ mod tests {
             ..cx
         };
         assert_eq!(hint(&nowhere), "; see stderr");
-    }
-
-    #[test]
-    fn an_exception_with_one_usual_reading_is_explained() {
-        let cx = |stderr| HintContext {
-            code: "print(x)",
-            language: "python",
-            stderr,
-            may_write: true,
-            code_actions: true,
-            found_elsewhere: &[],
-            keys: &[],
-        };
-        let mixed = hint(&cx("Traceback:\nTypeError: unsupported operand type(s) for +: 'int' and 'str'\n"));
-        assert!(mixed.starts_with("; text and a number were mixed"), "{mixed}");
-        let concat = hint(&cx("TypeError: can only concatenate str (not \"int\") to str"));
-        assert!(concat.starts_with("; text and a number were mixed"), "{concat}");
-        assert!(hint(&cx("TypeError: unsupported operand type(s) for +: 'NoneType' and 'str'")).starts_with("; a value is None"));
-        assert!(hint(&cx("json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)")).starts_with("; the text is not one JSON document"));
-        assert!(hint(&cx("IndexError: list index out of range")).starts_with("; a line or row has fewer parts"));
-        assert!(hint(&cx("AttributeError: 'dict' object has no attribute 'price'")).contains("d['key']"));
-        assert!(hint(&cx("TypeError: unsupported operand type(s) for -: 'datetime.time' and 'datetime.time'")).starts_with("; times of day"));
-        assert!(hint(&cx("TypeError: '<' not supported between instances of 'str' and 'datetime.date'")).starts_with("; dates read from a file are text"));
-        // A TypeError of another kind keeps the plain pointer to stderr.
-        assert_eq!(hint(&cx("TypeError: unhashable type: 'dict'")), "; see stderr");
-    }
-
-    #[test]
-    fn a_missing_key_shows_the_keys_the_file_has() {
-        let keys = vec![super::super::keys::record_keys("teams/a.txt", "Chloe\nElif\n").unwrap()];
-        let cx = HintContext {
-            code: "rows = csv.DictReader(open('teams/a.txt'))",
-            language: "python",
-            stderr: "Traceback:\nKeyError: 'name'\n",
-            may_write: true,
-            code_actions: true,
-            found_elsewhere: &[],
-            keys: &keys,
-        };
-        assert!(hint(&cx).starts_with("; there is no key `name`: `teams/a.txt` has no header line"), "{}", hint(&cx));
-        let unread = HintContext { keys: &[], ..cx };
-        assert_eq!(hint(&unread), "; see stderr");
     }
 }

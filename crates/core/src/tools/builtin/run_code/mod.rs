@@ -14,7 +14,6 @@
 //! it is only shown (`unsaved_writes`).
 
 mod hints;
-mod keys;
 mod line_shape;
 mod prelude;
 pub mod repairs;
@@ -47,11 +46,6 @@ pub const UNSAVED_NOTE: &str = "run_code cannot change the workspace: the files 
 
 /// Said when a failed program's writes were not saved.
 pub const FAILED_UNSAVED_NOTE: &str = "the program failed, so the files it wrote (unsaved_writes) were not saved; fix it and run it again, or save what the goal needs with write_file";
-
-/// Most files whose keys the hint after a `KeyError` reads.
-const MAX_KEYED_FILES: usize = 4;
-/// Largest file whose keys the hint after a `KeyError` reads.
-const MAX_KEYED_BYTES: u64 = 1 << 20;
 
 /// Most workspace calls listed in the result.
 const MAX_LISTED_CALLS: usize = 20;
@@ -247,10 +241,6 @@ impl Tool for RunCode {
             None => Ok(data),
             Some(problem) => {
                 let found_elsewhere = self.files_named_like(hints::missing_file(&output.stderr));
-                let keys = match keys::missing_key(&output.stderr) {
-                    Some(_) => self.record_keys(&code),
-                    None => Vec::new(),
-                };
                 let hint = hints::hint(&hints::HintContext {
                     code: &code,
                     language,
@@ -258,7 +248,6 @@ impl Tool for RunCode {
                     may_write: self.config.allow_writes,
                     code_actions: self.code_actions(language),
                     found_elsewhere: &found_elsewhere,
-                    keys: &keys,
                 });
                 Err(ToolError::with_data(
                     format!("the code {problem}{hint}"),
@@ -277,27 +266,6 @@ impl RunCode {
             (Some(missing), Ok(workspace)) => workspace.files_named_like(missing, 3),
             _ => Vec::new(),
         }
-    }
-
-    /// The record keys of the workspace files `code` names in its string
-    /// literals (at most [`MAX_KEYED_FILES`] files of up to
-    /// [`MAX_KEYED_BYTES`] each), for the hint after a `KeyError`.
-    fn record_keys(&self, code: &str) -> Vec<keys::Keys> {
-        let Ok(workspace) = Workspace::new(&self.config.workspace) else {
-            return Vec::new();
-        };
-        keys::string_literals(code)
-            .into_iter()
-            .filter_map(|name| {
-                let path = workspace.resolve(name).ok()?;
-                let meta = std::fs::metadata(&path).ok()?;
-                if !meta.is_file() || meta.len() > MAX_KEYED_BYTES || workspace.is_state(&path) {
-                    return None;
-                }
-                keys::record_keys(name, &std::fs::read_to_string(&path).ok()?)
-            })
-            .take(MAX_KEYED_FILES)
-            .collect()
     }
 
     /// What a repair sees of the program as it stands.
