@@ -2,9 +2,10 @@
 //! checked: a refusal costs a re-ask, and a second refusal the whole task,
 //! over a mistake whose fix is plain from the plan itself.
 //!
-//! - An "output" that is no file name (`<list of owners>`, `the total`,
-//!   `data_file`) is what the subtask returns, not a file it writes: it
-//!   leaves the outputs and the goal says to return it.
+//! - An "output" that is no file name (`<list of owners>`, `the total`;
+//!   `data_file`, without an extension, given to a role that cannot write)
+//!   is what the subtask returns, not a file it writes: it leaves the
+//!   outputs and the goal says to return it.
 //! - A subtask that must write files, given to a role that cannot write,
 //!   goes to the role that can write and shares the most tools with the one
 //!   the planner chose (so a reading task stays with a reading role).
@@ -17,8 +18,12 @@ use crate::roles::Role;
 pub fn repair_plan(subtasks: &mut [PlannedSubtask], roles: &[Role]) -> Vec<String> {
     let mut repairs = Vec::new();
     for s in subtasks.iter_mut() {
+        let writes = roles
+            .iter()
+            .find(|r| r.name == s.role)
+            .is_none_or(can_write);
         let (files, values): (Vec<String>, Vec<String>) =
-            s.outputs.drain(..).partition(|o| is_file_name(o));
+            s.outputs.drain(..).partition(|o| is_file_name(o, writes));
         s.outputs = files;
         for value in values {
             let value = value.trim_matches(['<', '>', ' ']).to_string();
@@ -54,16 +59,20 @@ pub fn repair_plan(subtasks: &mut [PlannedSubtask], roles: &[Role]) -> Vec<Strin
 }
 
 /// Whether `output` names a file: no spaces or angle brackets, and an
-/// extension on its last part (`report.md`, `out/totals.csv`).
-fn is_file_name(output: &str) -> bool {
+/// extension on its last part (`report.md`, `out/totals.csv`). A name
+/// without one (`REPORT`, `Makefile`, `data_file`) is a file for a role
+/// that can write, and a value for one that cannot (`role_writes`).
+fn is_file_name(output: &str, role_writes: bool) -> bool {
     let output = output.trim();
     if output.is_empty() || output.contains(|c: char| c.is_whitespace() || "<>{}|*?\"".contains(c))
     {
         return false;
     }
     let last = output.rsplit(['/', '\\']).next().unwrap_or_default();
-    last.rsplit_once('.')
-        .is_some_and(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
+    role_writes
+        || last
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
 }
 
 /// Whether `role` has a tool that writes workspace files (`write_file`, or

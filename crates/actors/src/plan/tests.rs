@@ -223,19 +223,37 @@ fn outputs_that_are_no_file_name_become_returned_values() {
     ];
     let mut plan = vec![s1];
     let repairs = repair_plan(&mut plan, &roles());
-    assert_eq!(plan[0].outputs, vec!["notes/summary.md"]);
-    assert_eq!(repairs.len(), 3, "{repairs:?}");
+    // A name without an extension is a file for a role that can write.
+    assert_eq!(plan[0].outputs, vec!["data_file", "notes/summary.md"]);
+    assert_eq!(repairs.len(), 2, "{repairs:?}");
     assert!(
-        repairs[1].contains("`data_file` is no file name"),
+        repairs[0].contains("`file containing the decision for each meeting` is no file name"),
         "{repairs:?}"
     );
     // A value the goal does not already mention is added to it.
     assert_eq!(
         plan[0].goal,
-        "Find the decision of each meeting. Return in your result: file containing the decision for each meeting. \
-         Return in your result: data_file."
+        "Find the decision of each meeting. Return in your result: file containing the decision for each meeting."
     );
     assert!(check(&plan).is_empty(), "{:?}", check(&plan));
+
+    // For a role that cannot write, it is a value, and the role stays.
+    let roles = vec![
+        role_with("reader", &["read_file"]),
+        role_with("writer", &["write_file"]),
+    ];
+    let mut s1 = sub("s1", "reader", &[]);
+    s1.outputs = vec!["data_file".into()];
+    let mut plan = vec![s1];
+    let repairs = repair_plan(&mut plan, &roles);
+    assert_eq!(
+        repairs,
+        ["subtask `s1`: `data_file` is no file name; it is returned in the result"]
+    );
+    assert_eq!(
+        (plan[0].role.as_str(), plan[0].outputs.len()),
+        ("reader", 0)
+    );
 }
 
 #[test]
