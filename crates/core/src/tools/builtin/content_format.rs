@@ -2,7 +2,7 @@
 //! name promises: a `.json` file holds JSON, a `.jsonl` file one JSON value
 //! per line, a `.toml` file TOML. A small model asked to convert a CSV to
 //! JSON writes the CSV text into `team.json` and calls the work done
-//! (EVALS.md, section 32); told why the file was not written, it can build
+//! (EVALS.md, section 33); told why the file was not written, it can build
 //! the JSON.
 
 /// What to do with content meant for a file.

@@ -1,5 +1,7 @@
 //! `write_file {path, content}`: creates or replaces a file in the workspace.
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
@@ -81,19 +83,19 @@ fn write(workspace: &Workspace, args: &Map<String, Value>) -> Result<Value, Tool
         )));
     }
     let mut repaired = None;
-    let content = match content_format::check(&shown, content) {
-        Checked::Fine => content.to_string(),
+    let content: Cow<'_, str> = match content_format::check(&shown, content) {
+        Checked::Fine => Cow::Borrowed(content),
         Checked::Refused(why) => return Err(ToolError::new(why)),
         Checked::Unwrapped(inner) => {
             repaired = Some("the Markdown code fence around the content was dropped");
-            inner
+            Cow::Owned(inner)
         }
     };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| ToolError::new(format!("cannot create folders for `{shown}`: {e}")))?;
     }
-    std::fs::write(&path, &content)
+    std::fs::write(&path, content.as_bytes())
         .map_err(|e| ToolError::new(format!("cannot write `{shown}`: {e}")))?;
     let mut written = json!({"path": shown, "bytes": content.len()});
     if let Some(repaired) = repaired {
