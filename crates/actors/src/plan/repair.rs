@@ -18,10 +18,8 @@ use crate::roles::Role;
 pub fn repair_plan(subtasks: &mut [PlannedSubtask], roles: &[Role]) -> Vec<String> {
     let mut repairs = Vec::new();
     for s in subtasks.iter_mut() {
-        let writes = roles
-            .iter()
-            .find(|r| r.name == s.role)
-            .is_none_or(can_write);
+        let role = roles.iter().find(|r| r.name == s.role);
+        let writes = role.is_none_or(can_write);
         let (files, values): (Vec<String>, Vec<String>) =
             s.outputs.drain(..).partition(|o| is_file_name(o, writes));
         s.outputs = files;
@@ -35,15 +33,10 @@ pub fn repair_plan(subtasks: &mut [PlannedSubtask], roles: &[Role]) -> Vec<Strin
                 s.goal = format!("{} Return in your result: {value}.", s.goal.trim_end());
             }
         }
-        if s.outputs.is_empty() {
-            continue;
-        }
-        let Some(role) = roles.iter().find(|r| r.name == s.role) else {
+        // An unknown role is the check's to report; one that writes needs nothing.
+        let Some(role) = role.filter(|_| !writes && !s.outputs.is_empty()) else {
             continue;
         };
-        if can_write(role) {
-            continue;
-        }
         if let Some(writer) = closest_writer(role, roles) {
             repairs.push(format!(
                 "subtask `{}` writes {} but role `{}` cannot write files; given to `{}`",
