@@ -75,6 +75,7 @@ fn request(max_tokens: u32) -> ChatRequest {
         max_tokens,
         json: false,
         schema: None,
+        seed: None,
     }
 }
 

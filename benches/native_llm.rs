@@ -55,6 +55,7 @@ fn request(question: &str, max_tokens: u32) -> ChatRequest {
         max_tokens,
         json: false,
         schema: None,
+        seed: None,
     }
 }
 

@@ -197,6 +197,7 @@ async fn interleaved_conversations_each_keep_their_cache() {
         max_tokens: 2,
         json: false,
         schema: None,
+        seed: None,
     };
     let a_system = "You answer questions about the solar system. Mercury is closest to the Sun, then Venus, Earth, Mars, Jupiter, Saturn, Uranus and Neptune.";
     let b_system = "You translate English into French. Keep proper names, numbers and punctuation exactly as they are, and answer with the translation only.";
@@ -251,6 +252,7 @@ async fn four_requests_at_once_answer_as_four_in_turn() {
         max_tokens: 12,
         json: false,
         schema: None,
+        seed: None,
     };
     let mut in_turn = Vec::new();
     for q in questions {

@@ -25,6 +25,7 @@ fn question(text: &str) -> ChatRequest {
         max_tokens: 12,
         json: false,
         schema: None,
+        seed: None,
     }
 }
 

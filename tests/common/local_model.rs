@@ -203,6 +203,7 @@ pub async fn a_new_engine_starts_from_the_kept_prompt<L: hermes::llm::Llm>(
         max_tokens: 2,
         json: false,
         schema: None,
+        seed: None,
     };
     let first = load();
     let cold = first
@@ -269,6 +270,7 @@ pub fn decision_request(goal: &str) -> hermes::llm::ChatRequest {
         max_tokens: 200,
         json: true,
         schema: Some(schema),
+        seed: None,
     }
 }
 

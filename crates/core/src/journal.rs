@@ -91,6 +91,30 @@ pub struct JournalEntry {
     /// a person (see `approval`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<crate::approval::ApprovalRecord>,
+    /// Other answers drawn in place of the model's own, when a steer
+    /// rejected its result (see `agent::steer::Steer::redraw`); the round's
+    /// thought, action and observation are then the kept answer's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redraw: Option<Box<RedrawRecord>>,
+}
+
+/// What a redraw did in a round (see [`JournalEntry::redraw`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedrawRecord {
+    /// The steer that asked for it.
+    pub by: String,
+    /// How many answers were drawn.
+    pub drawn: u32,
+    /// How many of them were run (the others could not be read, named
+    /// another action, were not eligible, or came after the one kept).
+    pub ran: u32,
+    /// Which draw was kept (1-based); `None` when none succeeded and the
+    /// round kept the model's own answer.
+    pub kept: Option<u32>,
+    /// The model's own call and what it got, shortened, when a draw
+    /// replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<String>,
 }
 
 /// Most characters of a result's data kept whole in its journal line.
@@ -123,6 +147,7 @@ impl JournalEntry {
             prompted_by: None,
             data: None,
             approval: None,
+            redraw: None,
         }
     }
 

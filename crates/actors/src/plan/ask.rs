@@ -119,6 +119,7 @@ pub async fn request_plan(
             max_tokens: PLAN_MAX_TOKENS,
             json: true,
             schema: Some(std::sync::Arc::clone(&schema)),
+            seed: None,
         };
         let reply = match traced_chat(llm, &request).await {
             Ok(reply) => reply,
@@ -219,6 +220,7 @@ pub async fn request_answer(
         max_tokens: PLAN_MAX_TOKENS,
         json: false,
         schema: None,
+        seed: None,
     };
     match traced_chat(llm, &request).await {
         Ok(reply) => Asked {

@@ -112,13 +112,36 @@ pub async fn decide(
     limits: &Limits,
     schema: &Arc<Value>,
 ) -> Result<Decided, LlmError> {
+    decide_drawn(llm, messages, limits, schema, None).await
+}
+
+/// How one of several answers to the same conversation is drawn: its
+/// temperature and its own seed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Draw {
+    /// Sampling temperature of this draw.
+    pub temperature: f32,
+    /// Its seed: each draw of a set has its own.
+    pub seed: u64,
+}
+
+/// [`decide`], drawn with `draw`'s temperature and seed when given (the
+/// run's temperature and the provider's seed otherwise).
+pub async fn decide_drawn(
+    llm: &dyn Llm,
+    messages: Vec<ChatMessage>,
+    limits: &Limits,
+    schema: &Arc<Value>,
+    draw: Option<Draw>,
+) -> Result<Decided, LlmError> {
     let started = Instant::now();
     let mut request = ChatRequest {
         messages,
-        temperature: limits.temperature,
+        temperature: draw.map_or(limits.temperature, |d| d.temperature),
         max_tokens: limits.max_tokens,
         json: true,
         schema: Some(Arc::clone(schema)),
+        seed: draw.map(|d| d.seed),
     };
     let first = traced_chat(llm, &request).await?;
     let mut usage = first.usage;

@@ -2,6 +2,8 @@
 //! last (goal, system prompt, deadline, cancellation, journal, usage), and
 //! the round itself, perceive → decide → act → observe, then the guards.
 
+mod redraw;
+
 use std::future::Future;
 use std::sync::Arc;
 
@@ -15,7 +17,7 @@ use super::guard::{self, StopStatus};
 use super::outcome::Ending;
 use super::reflect::{self, Reflection};
 use super::steer::{self, Gate, GoalFiles, SteerContext};
-use super::{act, decide, evidence, memory, observe, perceive, Agent};
+use super::{decide, evidence, memory, observe, perceive, Agent};
 use crate::approval::ApprovalRequest;
 use crate::decision::Decision;
 use crate::journal::{Journal, JournalEntry, KEPT_DATA_CHARS, UNPARSED};
@@ -231,16 +233,25 @@ impl<'a> Run<'a> {
                         }
                     }
                     approval => {
-                        let acted = act::act(&self.agent.toolbox, &decision.action);
-                        let (result, took) = match Box::pin(self.bounded(acted)).await {
-                            Ok(done) => done,
+                        // A steer may reject the result and have other
+                        // answers drawn; the first that succeeds takes
+                        // the round's place (`redraw.rs`).
+                        let acted = match Box::pin(self.act(round, decision)).await {
+                            Ok(acted) => acted,
                             Err(stop) => return Some(Ending::stop(stop)),
                         };
+                        let (decision, result, took) = (acted.decision, acted.result, acted.took);
                         let mut entry = JournalEntry {
                             tool_ms: took.as_millis() as u64,
                             approval,
                             ..entry_for(round, &decision, &result, limits)
                         };
+                        // The draws' model use, added to the decision's below.
+                        if let Some(drawn) = acted.redrawn {
+                            entry.tokens = drawn.usage;
+                            entry.llm_ms = drawn.llm_time.as_millis() as u64;
+                            entry.redraw = Some(Box::new(drawn.record));
+                        }
                         // What came back from outside is marked; an error
                         // envelope is Hermes's own words and stays plain.
                         if result.status == ToolStatus::Ok
@@ -263,9 +274,13 @@ impl<'a> Run<'a> {
                 }
             }
         };
+        // What the round cost the model: the decision, and any draws the
+        // act phase made (already in the entry).
+        let mut tokens = decided.usage;
+        tokens += entry.tokens;
         Box::pin(self.record(JournalEntry {
-            tokens: decided.usage,
-            llm_ms: decided.llm_time.as_millis() as u64,
+            tokens,
+            llm_ms: decided.llm_time.as_millis() as u64 + entry.llm_ms,
             regenerated: decided.regenerated,
             reasked: reasked.is_some(),
             reasked_by: reasked.map(str::to_string),
@@ -330,6 +345,7 @@ impl<'a> Run<'a> {
             max_tokens: reflect::REFLECTION_MAX_TOKENS,
             json: false,
             schema: None,
+            seed: None,
         };
         let asked = traced_chat(self.agent.llm.as_ref(), &request);
         let reply = match self.bounded(asked).await {

@@ -167,6 +167,7 @@ mod tests {
             max_tokens: 100,
             json: true,
             schema: None,
+            seed: None,
         }
     }
 

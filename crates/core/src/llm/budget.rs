@@ -142,6 +142,7 @@ mod tests {
             max_tokens: 10,
             json: false,
             schema: None,
+            seed: None,
         }
     }
 

@@ -87,6 +87,11 @@ pub struct ChatRequest {
     /// schema every round, and a deep clone of it cost more than the rest
     /// of the request.
     pub schema: Option<std::sync::Arc<serde_json::Value>>,
+    /// The sampling seed for this request (`None`: the provider's own).
+    /// The loop sets one only when it draws several answers to the same
+    /// conversation ([`crate::agent::steer::Redraw`]): with one seed per
+    /// engine, the same prompt would draw the same answer each time.
+    pub seed: Option<u64>,
 }
 
 impl ChatRequest {

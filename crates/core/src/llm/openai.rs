@@ -119,6 +119,9 @@ impl OpenAiClient {
         if let Some(format) = response_format(request, self.format.load(Ordering::Relaxed)) {
             body["response_format"] = format;
         }
+        if let Some(seed) = request.seed {
+            body["seed"] = json!(seed);
+        }
         body
     }
 
@@ -365,6 +368,7 @@ mod tests {
             max_tokens: 8,
             json: true,
             schema: Some(schema),
+            seed: None,
         };
         assert_eq!(
             response_format(&request, FORMAT_SCHEMA),
@@ -439,9 +443,17 @@ mod tests {
             max_tokens: 10,
             json: false,
             schema: None,
+            seed: None,
         };
         let body = serde_json::to_string(&client.body(&request)).unwrap();
         assert!(body.contains(r#""temperature":0.3,"#), "{body}");
+        // A seed is sent only when the request has one (a redraw's draws).
+        assert!(!body.contains("seed"), "{body}");
+        let seeded = ChatRequest {
+            seed: Some(1002),
+            ..request
+        };
+        assert_eq!(client.body(&seeded)["seed"], 1002);
     }
 
     /// A writer the test's log subscriber appends to.
@@ -476,6 +488,7 @@ mod tests {
             max_tokens: 10,
             json: false,
             schema: None,
+            seed: None,
         };
         let logs = Captured::default();
         let writer = logs.clone();

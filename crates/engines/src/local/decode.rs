@@ -137,7 +137,7 @@ impl Sampler {
                 LlamaSampler::top_k(40),
                 LlamaSampler::top_p(0.95, 1),
                 LlamaSampler::temp(request.temperature),
-                LlamaSampler::dist(config.seed),
+                LlamaSampler::dist(request.seed.map_or(config.seed, |seed| seed as u32)),
             ])
         };
         Ok(Self { chain, grammar })

@@ -231,7 +231,7 @@ impl Llm for NativeLlm {
             prompt,
             max_tokens,
             sampling,
-            seed: self.config.seed,
+            seed: request.seed.unwrap_or(self.config.seed),
             schema: request.schema.clone().filter(|_| self.config.grammar),
             jump_forward: self.config.jump_forward,
             reply,

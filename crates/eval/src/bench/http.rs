@@ -198,6 +198,7 @@ async fn probe(llm: &dyn Llm, limits: &Limits) -> Result<(), HttpBenchError> {
         max_tokens: 64,
         json: true,
         schema: None,
+        seed: None,
     };
     llm.chat(&request)
         .await

@@ -208,6 +208,7 @@ impl LoopBench {
                         max_tokens: 64,
                         json: true,
                         schema: None,
+                        seed: None,
                     };
                     let _ = model.chat(&request).await;
                     if round < rounds {

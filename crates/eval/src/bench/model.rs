@@ -114,6 +114,7 @@ mod tests {
             max_tokens: 10,
             json: true,
             schema: None,
+            seed: None,
         }
     }
 

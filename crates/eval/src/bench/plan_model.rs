@@ -170,6 +170,7 @@ mod tests {
             max_tokens: 10,
             json: true,
             schema: None,
+            seed: None,
         }
     }
 

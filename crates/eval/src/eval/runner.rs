@@ -243,18 +243,25 @@ pub const PLAN_ROUNDS_FILE: &str = "rounds.jsonl";
 /// Rounds each steer acted in, by name, read from a run's journals (a
 /// run's own, or a plan's [`PLAN_ROUNDS_FILE`]; a missing file counts
 /// none): the ones it held back (`steered_by`), the ones it asked again
-/// (`reasked_by`) and the ones whose prompt its closing sentence ended
-/// (`prompted_by`), each round once per steer.
+/// (`reasked_by`), the ones whose prompt its closing sentence ended
+/// (`prompted_by`) and the ones it had answers drawn again for (`redraw`),
+/// each round once per steer.
 fn steered(journals: &[PathBuf]) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     let entries = journals
         .iter()
         .flat_map(|journal| Journal::read(journal).unwrap_or_default());
     for entry in entries {
-        let mut acted: Vec<String> = [entry.steered_by, entry.reasked_by, entry.prompted_by]
-            .into_iter()
-            .flatten()
-            .collect();
+        let redrawn = entry.redraw.map(|r| r.by);
+        let mut acted: Vec<String> = [
+            entry.steered_by,
+            entry.reasked_by,
+            entry.prompted_by,
+            redrawn,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         acted.sort_unstable();
         acted.dedup();
         for steer in acted {

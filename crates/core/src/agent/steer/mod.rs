@@ -4,8 +4,9 @@
 //! the system prompt with a block, add a block to the first prompt (before
 //! round 1), add a sentence to the
 //! closing request of each prompt, gate a decision before it acts (go,
-//! refuse it with a note, or ask the model once more), or narrow the
-//! actions the next decision may name. Each steer is one
+//! refuse it with a note, or ask the model once more), narrow the
+//! actions the next decision may name, or have other answers to a round's
+//! conversation drawn in place of one whose result it rejects. Each steer is one
 //! file here and one line in [`ALL`]; the loop ([`super::run`]) runs the
 //! list and knows no steer by name.
 //!
@@ -25,9 +26,11 @@
 //! JSON ([`JournalEntry::data`]), and what each tool declares it does
 //! ([`ToolEffect`](crate::tools::ToolEffect)). A round a steer acted on
 //! carries its name in [`JournalEntry::steered_by`] (held back),
-//! [`JournalEntry::reasked_by`] (asked again) or
-//! [`JournalEntry::prompted_by`] (its closing sentence ended the prompt).
+//! [`JournalEntry::reasked_by`] (asked again),
+//! [`JournalEntry::prompted_by`] (its closing sentence ended the prompt) or
+//! [`JournalEntry::redraw`] (answers drawn again).
 
+pub mod code_redraw;
 pub mod code_retry;
 pub mod compute_check;
 pub mod condition_check;
@@ -49,7 +52,7 @@ pub use switches::{SteerError, Steers};
 
 use crate::decision::Decision;
 use crate::journal::JournalEntry;
-use crate::tools::Toolbox;
+use crate::tools::{ToolResult, Toolbox};
 
 /// What a steer sees of a run.
 pub struct SteerContext<'a> {
@@ -138,6 +141,22 @@ impl Gate {
     }
 }
 
+/// Other answers a steer wants drawn for a round whose action it rejects
+/// ([`Steer::redraw`]). The loop asks the model for `draws` answers to the
+/// same conversation at once (each with its own seed, at `temperature`,
+/// only `among` open), runs those the steer finds eligible in turn, and
+/// keeps the first whose call succeeds; when none is kept, the round keeps
+/// the model's own answer and its result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Redraw {
+    /// How many answers to draw.
+    pub draws: u32,
+    /// The temperature they are drawn at.
+    pub temperature: f32,
+    /// The only actions a drawn answer may name.
+    pub among: Vec<String>,
+}
+
 /// One helper of the loop. Every hook has a default that does nothing, so
 /// a steer implements only the ones it uses.
 #[async_trait]
@@ -179,6 +198,29 @@ pub trait Steer: Send + Sync {
     fn narrow(&self, _cx: &SteerContext<'_>) -> Option<Vec<String>> {
         None
     }
+    /// After `decision` acted with `result`: the other answers to draw in
+    /// its place, when this steer rejects that result (`None`: it stands).
+    /// The first drawn answer that [`Steer::eligible`] allows and whose
+    /// call succeeds is kept.
+    fn redraw(
+        &self,
+        _cx: &SteerContext<'_>,
+        _decision: &Decision,
+        _result: &ToolResult,
+    ) -> Option<Redraw> {
+        None
+    }
+    /// Whether `candidate`, an answer drawn for this steer's [`Redraw`] of
+    /// `decision`, may run in its place; asked of every drawn answer
+    /// before any of them runs (so the workspace is as `decision` left it).
+    fn eligible(
+        &self,
+        _cx: &SteerContext<'_>,
+        _decision: &Decision,
+        _candidate: &Decision,
+    ) -> bool {
+        true
+    }
 }
 
 /// Every steer, in order of precedence. Adding a steer: one file in this
@@ -187,6 +229,7 @@ pub static ALL: &[&dyn Steer] = &[
     &workspace_listing::WorkspaceListing,
     &input_preview::InputPreview,
     &code_retry::CodeRetry,
+    &code_redraw::CodeRedraw,
     &finish_check::FinishCheck,
     &write_offer::WriteOffer,
     &repeat_guidance::RepeatGuidance,
@@ -243,6 +286,17 @@ pub fn quoted_names(names: &[String]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The first steer on that rejects `result` of `decision`, with the
+/// answers it wants drawn in its place.
+pub fn redraw(
+    steers: &Steers,
+    cx: &SteerContext<'_>,
+    decision: &Decision,
+    result: &ToolResult,
+) -> Option<(&'static dyn Steer, Redraw)> {
+    active(steers).find_map(|steer| Some((steer, steer.redraw(cx, decision, result)?)))
 }
 
 /// The actions the first steer on that narrows the next decision allows.

@@ -1,0 +1,341 @@
+//! **Act, drawn again**: when a steer rejects what an action returned
+//! ([`Steer::redraw`](crate::agent::steer::Steer::redraw)), other answers
+//! to the same round's conversation are drawn at once (each with its own
+//! seed, so that the engine can batch them and they differ), run in turn,
+//! and the first whose call succeeds takes the round's place.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::Run;
+use crate::agent::decide::{self, Draw};
+use crate::agent::guard::StopStatus;
+use crate::agent::{act, steer};
+use crate::decision::Decision;
+use crate::journal::RedrawRecord;
+use crate::llm::Usage;
+use crate::text::clip;
+use crate::tools::{ToolResult, ToolStatus};
+
+/// A round's action carried out: the decision that acted (the model's
+/// own, or a drawn one that took its place), its result, and the redraw.
+pub(super) struct Acted {
+    pub(super) decision: Decision,
+    pub(super) result: ToolResult,
+    /// How long the kept call (and any drawn calls before it) ran.
+    pub(super) took: Duration,
+    /// What a redraw did, when a steer asked for one.
+    pub(super) redrawn: Option<Box<Redrawn>>,
+}
+
+/// What a redraw did in one round, for its journal line.
+pub(super) struct Redrawn {
+    /// What the journal says of it.
+    pub(super) record: RedrawRecord,
+    /// Tokens of every draw.
+    pub(super) usage: Usage,
+    /// Time spent waiting on the model for them.
+    pub(super) llm_time: Duration,
+}
+
+/// A drawn answer kept: the decision, its result, how long it ran.
+type Kept = (Decision, ToolResult, Duration);
+
+/// The seed of draw `draw` (1-based) of round `round`: different for
+/// every draw of a run, the same from one run to the next.
+fn seed(round: u32, draw: u32) -> u64 {
+    u64::from(round) * 1_000 + u64::from(draw)
+}
+
+impl Run<'_> {
+    /// Carries out `decision`, the action of round `round`; when a steer
+    /// rejects its result, the first drawn answer that succeeds takes its
+    /// place. `Err` when the clock or the caller ends the run.
+    pub(super) async fn act(
+        &mut self,
+        round: u32,
+        decision: Decision,
+    ) -> Result<Acted, StopStatus> {
+        let acted = act::act(&self.agent.toolbox, &decision.action);
+        let (result, took) = Box::pin(self.bounded(acted)).await?;
+        let Some((drawn, kept)) = Box::pin(self.redraw(round, &decision, &result)).await? else {
+            return Ok(Acted {
+                decision,
+                result,
+                took,
+                redrawn: None,
+            });
+        };
+        let redrawn = Some(Box::new(drawn));
+        Ok(match kept {
+            Some((kept, ran, ran_for)) => Acted {
+                decision: kept,
+                result: ran,
+                took: took + ran_for,
+                redrawn,
+            },
+            None => Acted {
+                decision,
+                result,
+                took,
+                redrawn,
+            },
+        })
+    }
+
+    /// Other answers for round `round`, whose `decision` returned
+    /// `result`, when a steer on rejects that result (`Ok(None)` when none
+    /// does, and always when an approval policy is set: drawn calls would
+    /// bypass it). `Err` when the clock or the caller ends the run.
+    pub(super) async fn redraw(
+        &mut self,
+        round: u32,
+        decision: &Decision,
+        result: &ToolResult,
+    ) -> Result<Option<(Redrawn, Option<Kept>)>, StopStatus> {
+        let agent = self.agent;
+        if agent.approvals.is_some() {
+            return Ok(None);
+        }
+        let rejected = steer::redraw(&agent.limits.steer, &self.steer_context(), decision, result);
+        let Some((by, ask)) = rejected else {
+            return Ok(None);
+        };
+        // The journal has not moved since this round's decision: this is
+        // the conversation it was asked from (unless it was a re-ask's).
+        let messages = self.conversation();
+        let schema = Arc::new(decide::decision_schema_among(
+            &agent.toolbox,
+            Some(&ask.among),
+        ));
+        let draws = (1..=ask.draws).map(|draw| {
+            let how = Draw {
+                temperature: ask.temperature,
+                seed: seed(round, draw),
+            };
+            decide::decide_drawn(
+                agent.llm.as_ref(),
+                messages.clone(),
+                &agent.limits,
+                &schema,
+                Some(how),
+            )
+        });
+        let started = Instant::now();
+        let drawn = self.bounded(futures::future::join_all(draws)).await?;
+        let llm_time = started.elapsed();
+        let mut usage = Usage::default();
+        let mut record = RedrawRecord {
+            by: by.name().to_string(),
+            drawn: ask.draws,
+            ran: 0,
+            kept: None,
+            replaced: None,
+        };
+        // Which may run is settled before any of them runs.
+        let cx = self.steer_context();
+        let mut candidates = Vec::new();
+        for (number, answer) in (1..).zip(drawn) {
+            let Ok(answer) = answer else { continue };
+            usage += answer.usage;
+            let Ok(candidate) = answer.decision else {
+                continue;
+            };
+            if ask.among.contains(&candidate.action.name) && by.eligible(&cx, decision, &candidate)
+            {
+                candidates.push((number, candidate));
+            }
+        }
+        let mut kept = None;
+        for (number, candidate) in candidates {
+            record.ran += 1;
+            let acted = act::act(&agent.toolbox, &candidate.action);
+            let (ran, took) = Box::pin(self.bounded(acted)).await?;
+            if ran.status == ToolStatus::Ok {
+                record.kept = Some(number);
+                record.replaced = Some(replaced(decision, result));
+                kept = Some((candidate, ran, took));
+                break;
+            }
+        }
+        self.usage += usage;
+        let redrawn = Redrawn {
+            record,
+            usage,
+            llm_time,
+        };
+        Ok(Some((redrawn, kept)))
+    }
+}
+
+/// The model's own call and its error, shortened, for the journal.
+fn replaced(decision: &Decision, result: &ToolResult) -> String {
+    let error = result
+        .data
+        .get("stderr")
+        .and_then(|s| s.as_str())
+        .and_then(|s| s.lines().rev().map(str::trim).find(|l| !l.is_empty()))
+        .or(result.error.as_deref())
+        .unwrap_or("failed");
+    format!(
+        "{} {} → {}",
+        decision.action.name,
+        clip(&decision.action.args.to_string(), 300),
+        clip(error, 200)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use serde_json::{json, Map, Value};
+    use tokio_util::sync::CancellationToken;
+
+    use crate::agent::steer::code_redraw;
+    use crate::agent::{Agent, StopStatus};
+    use crate::journal::JournalEntry;
+    use crate::limits::Limits;
+    use crate::llm::scripted::ScriptedLlm;
+    use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Toolbox};
+
+    /// `run_code` as the loop sees it: code holding "good" runs, any
+    /// other fails in its own code; every program run is kept.
+    struct Programs {
+        ran: Arc<Mutex<Vec<String>>>,
+    }
+
+    #[async_trait]
+    impl Tool for Programs {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("run_code", "runs a program")
+                .param(ParamSpec::new("language", ParamKind::String, "python").required())
+                .param(ParamSpec::new("code", ParamKind::String, "the program").required())
+                .effect(ToolEffect::RunsCode)
+        }
+        async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+            let code = args["code"].as_str().unwrap_or_default().to_string();
+            self.ran.lock().unwrap().push(code.clone());
+            if code.contains("good") {
+                return Ok(json!({"exit_code": 0, "stdout": "4\n", "stderr": ""}));
+            }
+            let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nKeyError: 'item'\n";
+            Err(ToolError::with_data(
+                "the code exited with code 1; see stderr",
+                json!({"exit_code": 1, "stdout": "", "stderr": stderr, "timed_out": false}),
+            ))
+        }
+    }
+
+    fn program(code: &str) -> String {
+        json!({"thought": code, "action": {"name": "run_code", "args": {"language": "python", "code": code}}}).to_string()
+    }
+
+    const FINISH: &str =
+        r#"{"thought": "done", "action": {"name": "finish", "args": {"result": "4"}}}"#;
+
+    /// A run whose first program fails, then a finish; the draws answer
+    /// between them when the redraw is on.
+    async fn run(
+        replies: Vec<String>,
+        steer_on: bool,
+    ) -> (Vec<JournalEntry>, Vec<String>, Arc<ScriptedLlm>) {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let mut toolbox = Toolbox::new();
+        toolbox.register(Programs { ran: ran.clone() });
+        let llm = Arc::new(ScriptedLlm::new(replies));
+        let mut limits = Limits::default();
+        limits.steer.set(code_redraw::NAME, steer_on);
+        let rounds = Arc::new(Mutex::new(Vec::new()));
+        let kept = rounds.clone();
+        let agent = Agent::new(llm.clone(), Arc::new(toolbox))
+            .with_limits(limits)
+            .on_round(Arc::new(move |entry: &JournalEntry| {
+                kept.lock().unwrap().push(entry.clone())
+            }));
+        let outcome = agent
+            .run("Count the items.", &CancellationToken::new())
+            .await;
+        assert_eq!(outcome.status, StopStatus::Finished, "{outcome:?}");
+        let rounds = rounds.lock().unwrap().clone();
+        let ran = ran.lock().unwrap().clone();
+        (rounds, ran, llm)
+    }
+
+    #[tokio::test]
+    async fn a_failed_program_is_replaced_by_the_first_drawn_one_that_runs() {
+        let replies = vec![
+            program("bad"),
+            program("bad again"),
+            program("good one"),
+            program("good two"),
+            FINISH.to_string(),
+        ];
+        let (rounds, ran, llm) = run(replies, true).await;
+        // Draws run in order until one succeeds; the third never runs.
+        assert_eq!(ran, ["bad", "bad again", "good one"]);
+        let first = &rounds[0];
+        assert_eq!(first.args["code"], "good one");
+        assert_eq!(first.thought, "good one");
+        assert!(!first.is_error(), "{first:?}");
+        let record = first.redraw.as_deref().expect("a redraw record");
+        assert_eq!(record.by, code_redraw::NAME);
+        assert_eq!((record.drawn, record.ran, record.kept), (3, 2, Some(2)));
+        assert!(
+            record
+                .replaced
+                .as_deref()
+                .unwrap()
+                .contains("KeyError: 'item'"),
+            "{record:?}"
+        );
+        // The draws were asked with their own seeds, at the redraw's
+        // temperature, and may only run code; the next prompt shows the
+        // program that ran, not the one that failed.
+        let requests = llm.requests();
+        assert_eq!(requests.len(), 5);
+        let seeds: Vec<Option<u64>> = requests.iter().map(|r| r.seed).collect();
+        assert_eq!(seeds, [None, Some(1001), Some(1002), Some(1003), None]);
+        assert!(requests[1..4]
+            .iter()
+            .all(|r| r.temperature == code_redraw::TEMPERATURE));
+        let narrowed = requests[1].schema.as_ref().unwrap().to_string();
+        assert!(
+            narrowed.contains("run_code") && !narrowed.contains("\"finish\""),
+            "{narrowed}"
+        );
+        let last_prompt = &requests[4].messages.last().unwrap().content;
+        assert!(
+            last_prompt.contains("good one") && !last_prompt.contains("\"bad\""),
+            "{last_prompt}"
+        );
+    }
+
+    #[tokio::test]
+    async fn when_no_draw_runs_the_models_own_failure_stands() {
+        let replies = vec![
+            program("bad"),
+            program("bad 2"),
+            "not a decision".to_string(),
+            "still not one".to_string(),
+            program("bad 3"),
+            FINISH.to_string(),
+        ];
+        let (rounds, ran, _) = run(replies, true).await;
+        assert_eq!(ran, ["bad", "bad 2", "bad 3"]);
+        assert_eq!(rounds[0].args["code"], "bad");
+        assert!(rounds[0].is_error());
+        let record = rounds[0].redraw.as_deref().unwrap();
+        assert_eq!((record.ran, record.kept), (2, None));
+        assert!(record.replaced.is_none());
+    }
+
+    #[tokio::test]
+    async fn switched_off_nothing_is_drawn() {
+        let (rounds, ran, llm) = run(vec![program("bad"), FINISH.to_string()], false).await;
+        assert_eq!(ran, ["bad"]);
+        assert!(rounds[0].redraw.is_none());
+        assert_eq!(llm.requests().len(), 2);
+    }
+}
