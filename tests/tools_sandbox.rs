@@ -8,8 +8,18 @@
 
 mod common;
 
-use common::{decision, finish, hermes, ScriptedServer};
+use common::{decision, finish, ScriptedServer};
 use serde_json::{json, Value};
+
+/// `hermes` with the code redraw off: these tests script what the model
+/// sees after each program, failed ones included, and the redraw would
+/// answer a failed program with drawn ones first (it has its own test
+/// below, `a_failed_program_is_replaced_by_a_drawn_one_that_runs`).
+async fn hermes(args: &[&str], base_url: &str) -> common::Run {
+    let mut args = args.to_vec();
+    args.extend(["--no-steer", "code_redraw"]);
+    common::hermes(&args, base_url).await
+}
 
 fn code(language: &str, code: &str, timeout: u64) -> common::Reply {
     decision(
@@ -520,5 +530,55 @@ async fn a_file_opened_without_its_folder_is_shown_where_it_is() {
     assert!(
         error.ends_with("there is no `2024-01.json`: paths in the code are relative to the workspace, and a file of that name is at `reports/2024-01.json`"),
         "{error}"
+    );
+}
+
+/// The code redraw end to end: the model's own program fails in the real
+/// sandbox, three programs are drawn over HTTP (each request with its own
+/// seed), the second one runs, and the next prompt shows it as round 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_program_is_replaced_by_a_drawn_one_that_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("items.csv"),
+        "item,open\na,yes\nb,no\nc,yes\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        code("python", "import csv\nrows = list(csv.DictReader(open('items.csv')))\nprint(rows[0]['status'])", 5),
+        code("python", "print(undefined_name)", 5),
+        code("python", "import csv\nrows = list(csv.DictReader(open('items.csv')))\nprint(sum(r['open'] == 'yes' for r in rows))", 5),
+        code("python", "print(also_undefined)", 5),
+        finish("2"),
+    ])
+    .await;
+    let run = common::hermes(
+        &[
+            "run",
+            "Count the open items in items.csv.",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "{requests:?}");
+    // The draws go out at once, so they may arrive in any order; only
+    // one of them runs (the others read no file, or fail), whichever it is.
+    let mut seeds: Vec<Value> = requests[1..4].iter().map(|r| r["seed"].clone()).collect();
+    seeds.sort_by_key(|seed| seed.as_u64());
+    assert_eq!(seeds, [json!(1001), json!(1002), json!(1003)]);
+    assert!(requests[0]["seed"].is_null() && requests[4]["seed"].is_null());
+    // Round 1, as the next prompt shows it, is the drawn program that ran.
+    let prompt = server.prompt_text(4);
+    let seen: Value =
+        serde_json::from_str(common::observation_of(&prompt, 1).expect("round 1")).unwrap();
+    assert_eq!(seen["status"], "ok", "{seen}");
+    assert_eq!(seen["data"]["stdout"], "2\n", "{seen}");
+    assert!(
+        !prompt.contains("'status'"),
+        "the failed program is not shown: {prompt}"
     );
 }
