@@ -166,7 +166,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::steer::GoalFiles;
+    use crate::agent::steer::{test_context, GoalFiles};
     use crate::journal::{JournalEntry, RedrawRecord};
     use crate::tools::builtin::{register_file_tools, RunCode};
     use crate::tools::sandbox::SandboxConfig;
@@ -199,14 +199,7 @@ mod tests {
         toolbox.register(RunCode::new(SandboxConfig::new(dir.path())));
         let goal = "Count the open items in items.csv and write the number to open.txt.";
         let files = GoalFiles::of(goal, &toolbox);
-        let cx = SteerContext {
-            goal,
-            files: &files,
-            toolbox: &toolbox,
-            history,
-            repetition_window: 5,
-            shown: &[],
-        };
+        let cx = test_context(goal, &files, &toolbox, history);
         CodeRedraw.redraw(&cx, decision, result)
     }
 
@@ -284,14 +277,7 @@ mod tests {
         let mut toolbox = Toolbox::new();
         register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
         let files = GoalFiles::default();
-        let cx = SteerContext {
-            goal: "",
-            files: &files,
-            toolbox: &toolbox,
-            history: &[],
-            repetition_window: 5,
-            shown: &[],
-        };
+        let cx = test_context("", &files, &toolbox, &[]);
         let read = code(
             "python",
             "lines = open('sprint.md').readlines()\nprint(lines[9])",

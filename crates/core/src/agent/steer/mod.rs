@@ -330,6 +330,25 @@ pub async fn opening(steers: &Steers, cx: &SteerContext<'_>, first_round: u32) -
     }
 }
 
+/// A steer's view of a run for unit tests: `goal`, its `files`, the
+/// `toolbox` and the rounds of `history`, nothing shown, a window of 5.
+#[cfg(test)]
+pub(crate) fn test_context<'a>(
+    goal: &'a str,
+    files: &'a GoalFiles,
+    toolbox: &'a Toolbox,
+    history: &'a [JournalEntry],
+) -> SteerContext<'a> {
+    SteerContext {
+        goal,
+        files,
+        toolbox,
+        history,
+        repetition_window: 5,
+        shown: &[],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
