@@ -38,7 +38,8 @@ pub(super) struct Redrawn {
     pub(super) llm_time: Duration,
 }
 
-/// A drawn answer kept: the decision, its result, how long it ran.
+/// A drawn answer kept: the decision, its result, and how long the drawn
+/// calls ran up to and including it.
 type Kept = (Decision, ToolResult, Duration);
 
 /// The seed of draw `draw` (1-based) of round `round`: different for
@@ -147,14 +148,17 @@ impl Run<'_> {
             }
         }
         let mut kept = None;
+        // The drawn calls run so far, failed ones included.
+        let mut running = Duration::ZERO;
         for (number, candidate) in candidates {
             record.ran += 1;
             let acted = act::act(&agent.toolbox, &candidate.action);
             let (ran, took) = Box::pin(self.bounded(acted)).await?;
+            running += took;
             if ran.status == ToolStatus::Ok {
                 record.kept = Some(number);
                 record.replaced = Some(replaced(decision, result));
-                kept = Some((candidate, ran, took));
+                kept = Some((candidate, ran, running));
                 break;
             }
         }
