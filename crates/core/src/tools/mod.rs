@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 pub use function::{tool_fn, FnTool};
 pub use listing::Listing;
-pub use result::{ToolError, ToolResult, ToolStatus};
+pub use result::{failure_line, ToolError, ToolResult, ToolStatus};
 pub use spec::{ParamKind, ParamSpec, ToolEffect, ToolSpec, DEFAULT_TOOL_TIMEOUT};
 pub use toolbox::Toolbox;
 pub use validate::{validate_args, InvalidArgs};

@@ -57,10 +57,24 @@ impl ToolResult {
             error: Some(message.into()),
         }
     }
+    /// The line a failed call is summed up by: the last non-empty line of
+    /// its `stderr` (a program's exception), else its error message.
+    pub fn failure_line(&self) -> Option<&str> {
+        failure_line(&self.data, self.error.as_deref())
+    }
     /// Whether the call worked.
     pub fn is_ok(&self) -> bool {
         self.status == ToolStatus::Ok
     }
+}
+
+/// [`ToolResult::failure_line`] for a result read back as its envelope's
+/// `data` and `error` (a journal's observation).
+pub fn failure_line<'a>(data: &'a Value, error: Option<&'a str>) -> Option<&'a str> {
+    data.get("stderr")
+        .and_then(Value::as_str)
+        .and_then(|stderr| stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()))
+        .or(error)
 }
 
 /// A tool's own failure, returned from [`crate::tools::Tool::call`].

@@ -174,13 +174,7 @@ impl Run<'_> {
 
 /// The model's own call and its error, shortened, for the journal.
 fn replaced(decision: &Decision, result: &ToolResult) -> String {
-    let error = result
-        .data
-        .get("stderr")
-        .and_then(|s| s.as_str())
-        .and_then(|s| s.lines().rev().map(str::trim).find(|l| !l.is_empty()))
-        .or(result.error.as_deref())
-        .unwrap_or("failed");
+    let error = result.failure_line().unwrap_or("failed");
     format!(
         "{} {} → {}",
         decision.action.name,

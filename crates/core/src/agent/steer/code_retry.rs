@@ -25,7 +25,7 @@ use super::{Gate, Steer, SteerContext};
 use crate::decision::Decision;
 use crate::journal::JournalEntry;
 use crate::text::clip;
-use crate::tools::ToolEffect;
+use crate::tools::{failure_line, ToolEffect};
 
 /// The steer's name (switches, journals).
 pub const NAME: &str = "code_retry";
@@ -100,11 +100,7 @@ fn note(missing: &[String], failed: &JournalEntry) -> String {
 /// The last line of a failed run's stderr, else its envelope's error.
 fn error_line(observation: &str) -> Option<String> {
     let envelope: Value = serde_json::from_str(observation).ok()?;
-    let from_stderr = envelope["data"]["stderr"]
-        .as_str()
-        .and_then(|stderr| stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()))
-        .map(String::from);
-    from_stderr.or_else(|| envelope["error"].as_str().map(String::from))
+    failure_line(&envelope["data"], envelope["error"].as_str()).map(String::from)
 }
 
 #[cfg(test)]
