@@ -11,13 +11,14 @@ mod common;
 use common::{decision, finish, ScriptedServer};
 use serde_json::{json, Value};
 
-/// `hermes` with the code redraw off: these tests script what the model
-/// sees after each program, failed ones included, and the redraw would
-/// answer a failed program with drawn ones first (it has its own test
-/// below, `a_failed_program_is_replaced_by_a_drawn_one_that_runs`).
+/// `hermes` with the code redraw and the code vote off: these tests
+/// script what the model sees after each program, failed ones included,
+/// and the redraw would answer a failed program with drawn ones first (it
+/// has its own test below, `a_failed_program_is_replaced_by_a_drawn_one_that_runs`),
+/// the vote a program that ran (`a_program_two_draws_outvote_is_replaced_by_theirs`).
 async fn hermes(args: &[&str], base_url: &str) -> common::Run {
     let mut args = args.to_vec();
-    args.extend(["--no-steer", "code_redraw"]);
+    args.extend(["--no-steer", "code_redraw", "--no-steer", "code_vote"]);
     common::hermes(&args, base_url).await
 }
 
@@ -580,5 +581,61 @@ async fn a_failed_program_is_replaced_by_a_drawn_one_that_runs() {
     assert!(
         !prompt.contains("'status'"),
         "the failed program is not shown: {prompt}"
+    );
+}
+
+/// The code vote end to end: the model's program and three drawn over
+/// HTTP are each tried in the real sandbox on a copy (nothing saved), two
+/// draws agree on a file the model's program wrote otherwise, and theirs
+/// runs for real: its file is saved, the model's never was.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_program_two_draws_outvote_is_replaced_by_theirs() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("users.csv"),
+        "name,role\nana,admin\nben,user\ncy,admin\ndee,admin\neli,user\n",
+    )
+    .unwrap();
+    let read = "import csv\nrows = list(csv.DictReader(open('users.csv')))\n";
+    let all = format!("{read}open('answer.txt', 'w').write(str(len(rows)))");
+    let admins = format!(
+        "{read}open('answer.txt', 'w').write(str(sum(r['role'] == 'admin' for r in rows)))"
+    );
+    let server = ScriptedServer::start(vec![
+        code("python", &all, 5),
+        code("python", &admins, 5),
+        code("python", &format!("{read}print(len(rows))"), 5),
+        code("python", &admins, 5),
+        finish("3"),
+    ])
+    .await;
+    let run = common::hermes(
+        &[
+            "run",
+            "Count the admins in users.csv and write the number to answer.txt.",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--no-steer",
+            "code_redraw",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.outcome()["status"], "finished");
+    assert_eq!(server.requests().len(), 5);
+    let answer = std::fs::read_to_string(ws.path().join("answer.txt")).unwrap();
+    assert_eq!(answer, "3");
+    // Round 1, as the next prompt shows it, is the drawn program, saved.
+    let seen: Value =
+        serde_json::from_str(common::observation_of(&server.prompt_text(4), 1).expect("round 1"))
+            .unwrap();
+    assert_eq!(seen["status"], "ok", "{seen}");
+    assert!(
+        seen["data"]["saved"]["answer.txt"]
+            .as_str()
+            .is_some_and(|diff| diff.contains('3')),
+        "{seen}"
     );
 }

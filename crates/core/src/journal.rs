@@ -115,6 +115,12 @@ pub struct RedrawRecord {
     /// replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced: Option<String>,
+    /// A vote's count (a steer's [`Steer::vote`](crate::agent::steer::Steer::vote)):
+    /// the answers that gave each outcome, the model's own first, then
+    /// the draws' other outcomes in the order drawn (a draw whose call
+    /// failed or showed nothing counts for none). Empty for a redraw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tally: Vec<u32>,
 }
 
 /// Most characters of a result's data kept whole in its journal line.

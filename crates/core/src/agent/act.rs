@@ -17,3 +17,10 @@ pub async fn act(toolbox: &Toolbox, action: &Action) -> (ToolResult, Duration) {
     let result = toolbox.call(&action.name, &action.args).await;
     (result, started.elapsed())
 }
+
+/// Runs `action` as a trial, so that nothing it does lasts (see
+/// [`crate::tools::session::trial`]: `run_code` works on a copy and saves
+/// nothing); returns its result envelope and how long it took.
+pub async fn trial(toolbox: &Toolbox, action: &Action) -> (ToolResult, Duration) {
+    crate::tools::session::trial(act(toolbox, action)).await
+}

@@ -3,6 +3,7 @@
 //! the round itself, perceive → decide → act → observe, then the guards.
 
 mod redraw;
+mod vote;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -233,9 +234,10 @@ impl<'a> Run<'a> {
                         }
                     }
                     approval => {
-                        // A steer may reject the result and have other
-                        // answers drawn; the first that succeeds takes
-                        // the round's place (`redraw.rs`).
+                        // A steer may put the decision to a vote among
+                        // drawn answers (`vote.rs`), or reject its result
+                        // and have other answers drawn, the first that
+                        // succeeds taking the round's place (`redraw.rs`).
                         let acted = match Box::pin(self.act(round, decision)).await {
                             Ok(acted) => acted,
                             Err(stop) => return Some(Ending::stop(stop)),

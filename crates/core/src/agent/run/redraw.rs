@@ -2,7 +2,8 @@
 //! ([`Steer::redraw`](crate::agent::steer::Steer::redraw)), other answers
 //! to the same round's conversation are drawn at once (each with its own
 //! seed, so that the engine can batch them and they differ), run in turn,
-//! and the first whose call succeeds takes the round's place.
+//! and the first whose call succeeds takes the round's place. The act
+//! phase with its vote (`vote.rs`) and its redraw is [`Run::act`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,21 +45,43 @@ type Kept = (Decision, ToolResult, Duration);
 
 /// The seed of draw `draw` (1-based) of round `round`: different for
 /// every draw of a run, the same from one run to the next.
-fn seed(round: u32, draw: u32) -> u64 {
+pub(super) fn seed(round: u32, draw: u32) -> u64 {
     u64::from(round) * 1_000 + u64::from(draw)
 }
 
+/// Answers drawn for a steer's [`steer::Redraw`]: those that may run, in
+/// the order drawn, with their 1-based numbers, and what drawing them cost.
+pub(super) struct Drawn {
+    /// The eligible answers, each with its number.
+    pub(super) candidates: Vec<(u32, Decision)>,
+    /// Tokens of every draw.
+    pub(super) usage: Usage,
+    /// Time spent waiting on the model for them.
+    pub(super) llm_time: Duration,
+}
+
 impl Run<'_> {
-    /// Carries out `decision`, the action of round `round`; when a steer
-    /// rejects its result, the first drawn answer that succeeds takes its
-    /// place. `Err` when the clock or the caller ends the run.
+    /// Carries out `decision`, the action of round `round`: first put to
+    /// a vote when a steer asks for one (`vote.rs`: the answer that wins
+    /// acts); then, when a steer rejects its result, the first drawn
+    /// answer that succeeds takes its place. `Err` when the clock or the
+    /// caller ends the run.
     pub(super) async fn act(
         &mut self,
         round: u32,
         decision: Decision,
     ) -> Result<Acted, StopStatus> {
+        let (decision, voted) = Box::pin(self.vote(round, decision)).await?;
         let acted = act::act(&self.agent.toolbox, &decision.action);
         let (result, took) = Box::pin(self.bounded(acted)).await?;
+        if let Some(voted) = voted {
+            return Ok(Acted {
+                decision,
+                result,
+                took: took + voted.tried,
+                redrawn: Some(voted.redrawn),
+            });
+        }
         let Some((drawn, kept)) = Box::pin(self.redraw(round, &decision, &result)).await? else {
             return Ok(Acted {
                 decision,
@@ -84,27 +107,28 @@ impl Run<'_> {
         })
     }
 
-    /// Other answers for round `round`, whose `decision` returned
-    /// `result`, when a steer on rejects that result (`Ok(None)` when none
-    /// does, and always when an approval policy is set: drawn calls would
-    /// bypass it). `Err` when the clock or the caller ends the run.
-    pub(super) async fn redraw(
+    /// Draws `ask.draws` other answers to round `round`'s conversation at
+    /// once, each with its own seed, and keeps those that name one of
+    /// `ask.among` and that `by` finds eligible in place of `decision`.
+    /// `Err` when the clock or the caller ends the run.
+    pub(super) async fn draw(
         &mut self,
         round: u32,
         decision: &Decision,
-        result: &ToolResult,
-    ) -> Result<Option<(Redrawn, Option<Kept>)>, StopStatus> {
+        by: &dyn steer::Steer,
+        ask: &steer::Redraw,
+    ) -> Result<Drawn, StopStatus> {
         let agent = self.agent;
-        if agent.approvals.is_some() {
-            return Ok(None);
-        }
-        let rejected = steer::redraw(&agent.limits.steer, &self.steer_context(), decision, result);
-        let Some((by, ask)) = rejected else {
-            return Ok(None);
-        };
         // The journal has not moved since this round's decision: this is
         // the conversation it was asked from (unless it was a re-ask's).
-        let messages = self.conversation();
+        let mut messages = self.conversation();
+        if ask.reread {
+            if let Some(last) = messages.last_mut() {
+                last.content.push_str("\n\n");
+                last.content.push_str(steer::REREAD);
+                last.content.push_str(self.work);
+            }
+        }
         let schema = Arc::new(decide::decision_schema_among(
             &agent.toolbox,
             Some(&ask.among),
@@ -123,20 +147,13 @@ impl Run<'_> {
             )
         });
         let started = Instant::now();
-        let drawn = self.bounded(futures::future::join_all(draws)).await?;
+        let answers = self.bounded(futures::future::join_all(draws)).await?;
         let llm_time = started.elapsed();
         let mut usage = Usage::default();
-        let mut record = RedrawRecord {
-            by: by.name().to_string(),
-            drawn: ask.draws,
-            ran: 0,
-            kept: None,
-            replaced: None,
-        };
         // Which may run is settled before any of them runs.
         let cx = self.steer_context();
         let mut candidates = Vec::new();
-        for (number, answer) in (1..).zip(drawn) {
+        for (number, answer) in (1..).zip(answers) {
             let Ok(answer) = answer else { continue };
             usage += answer.usage;
             let Ok(candidate) = answer.decision else {
@@ -147,10 +164,45 @@ impl Run<'_> {
                 candidates.push((number, candidate));
             }
         }
+        self.usage += usage;
+        Ok(Drawn {
+            candidates,
+            usage,
+            llm_time,
+        })
+    }
+
+    /// Other answers for round `round`, whose `decision` returned
+    /// `result`, when a steer on rejects that result (`Ok(None)` when none
+    /// does, and always when an approval policy is set: drawn calls would
+    /// bypass it). `Err` when the clock or the caller ends the run.
+    pub(super) async fn redraw(
+        &mut self,
+        round: u32,
+        decision: &Decision,
+        result: &ToolResult,
+    ) -> Result<Option<(Redrawn, Option<Kept>)>, StopStatus> {
+        let agent = self.agent;
+        if agent.approvals.is_some() {
+            return Ok(None);
+        }
+        let rejected = steer::redraw(&agent.limits.steer, &self.steer_context(), decision, result);
+        let Some((by, ask)) = rejected else {
+            return Ok(None);
+        };
+        let drawn = Box::pin(self.draw(round, decision, by, &ask)).await?;
+        let mut record = RedrawRecord {
+            by: by.name().to_string(),
+            drawn: ask.draws,
+            ran: 0,
+            kept: None,
+            replaced: None,
+            tally: Vec::new(),
+        };
         let mut kept = None;
         // The drawn calls run so far, failed ones included.
         let mut running = Duration::ZERO;
-        for (number, candidate) in candidates {
+        for (number, candidate) in drawn.candidates {
             record.ran += 1;
             let acted = act::act(&agent.toolbox, &candidate.action);
             let (ran, took) = Box::pin(self.bounded(acted)).await?;
@@ -162,11 +214,10 @@ impl Run<'_> {
                 break;
             }
         }
-        self.usage += usage;
         let redrawn = Redrawn {
             record,
-            usage,
-            llm_time,
+            usage: drawn.usage,
+            llm_time: drawn.llm_time,
         };
         Ok(Some((redrawn, kept)))
     }
@@ -191,7 +242,7 @@ mod tests {
     use serde_json::{json, Map, Value};
     use tokio_util::sync::CancellationToken;
 
-    use crate::agent::steer::code_redraw;
+    use crate::agent::steer::{code_redraw, code_vote};
     use crate::agent::{Agent, StopStatus};
     use crate::journal::JournalEntry;
     use crate::limits::Limits;
@@ -245,6 +296,8 @@ mod tests {
         let llm = Arc::new(ScriptedLlm::new(replies));
         let mut limits = Limits::default();
         limits.steer.set(code_redraw::NAME, steer_on);
+        // The vote would try each program first (it has its own tests).
+        limits.steer.set(code_vote::NAME, false);
         let rounds = Arc::new(Mutex::new(Vec::new()));
         let kept = rounds.clone();
         let agent = Agent::new(llm.clone(), Arc::new(toolbox))

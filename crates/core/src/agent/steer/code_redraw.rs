@@ -75,19 +75,28 @@ impl Steer for CodeRedraw {
             draws: DRAWS,
             temperature: TEMPERATURE,
             among: vec![runs_code.to_string()],
+            reread: false,
         })
     }
 
     fn eligible(&self, cx: &SteerContext<'_>, decision: &Decision, candidate: &Decision) -> bool {
-        let Some(workspace) = cx.toolbox.workspace() else {
-            return true;
-        };
-        let reads = |d: &Decision| {
-            let code = d.action.args["code"].as_str().unwrap_or_default();
-            names_a_workspace_path(code, |path| !workspace.lacks(path))
-        };
-        !reads(decision) || reads(candidate)
+        reads_if_it_read(cx, decision, candidate)
     }
+}
+
+/// Whether program `candidate` names a workspace file or folder in its
+/// code when program `decision` does: a drawn program that reads nothing
+/// (and writes a number it made up) may not stand in for one that read
+/// the workspace.
+pub fn reads_if_it_read(cx: &SteerContext<'_>, decision: &Decision, candidate: &Decision) -> bool {
+    let Some(workspace) = cx.toolbox.workspace() else {
+        return true;
+    };
+    let reads = |d: &Decision| {
+        let code = d.action.args["code"].as_str().unwrap_or_default();
+        names_a_workspace_path(code, |path| !workspace.lacks(path))
+    };
+    !reads(decision) || reads(candidate)
 }
 
 /// Whether a string literal of `code` is a path that `exists` (a file or
@@ -151,7 +160,7 @@ fn is_pythons_own(file: &str) -> bool {
 
 /// Whether `code` names a Python or shell script (`calc.py`, `run.sh`):
 /// its failure may be the script's, which the model must see.
-fn runs_a_script(code: &str) -> bool {
+pub fn runs_a_script(code: &str) -> bool {
     code.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
         .any(|word| {
             let word = word.trim_end_matches('.');
@@ -263,6 +272,7 @@ mod tests {
             ran: 1,
             kept: Some(1),
             replaced: None,
+            tally: Vec::new(),
         }));
         let history = vec![entry; MAX_PER_RUN - 1];
         assert!(redraw_with(&history, &program, &failed(KEY_ERROR)).is_some());

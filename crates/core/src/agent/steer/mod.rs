@@ -28,10 +28,11 @@
 //! carries its name in [`JournalEntry::steered_by`] (held back),
 //! [`JournalEntry::reasked_by`] (asked again),
 //! [`JournalEntry::prompted_by`] (its closing sentence ended the prompt) or
-//! [`JournalEntry::redraw`] (answers drawn again).
+//! [`JournalEntry::redraw`] (answers drawn again, or drawn to vote).
 
 pub mod code_redraw;
 pub mod code_retry;
+pub mod code_vote;
 pub mod compute_check;
 pub mod condition_check;
 pub mod finish_check;
@@ -155,7 +156,15 @@ pub struct Redraw {
     pub temperature: f32,
     /// The only actions a drawn answer may name.
     pub among: Vec<String>,
+    /// The draws are asked with the goal said once more at the end of the
+    /// conversation ([`REREAD`]), so that they read it afresh rather than
+    /// as the model's own answer did.
+    pub reread: bool,
 }
+
+/// What ends a drawn answer's conversation when its [`Redraw`] rereads the
+/// goal; the goal follows.
+pub const REREAD: &str = "Read the goal again before you answer, and do all of it: ";
 
 /// One helper of the loop. Every hook has a default that does nothing, so
 /// a steer implements only the ones it uses.
@@ -210,6 +219,16 @@ pub trait Steer: Send + Sync {
     ) -> Option<Redraw> {
         None
     }
+    /// Before `decision` acts: the other answers to draw and put to a
+    /// vote with it, when this steer wants its outcome confirmed (`None`:
+    /// it acts as it is). Each answer is tried first (its call run so that
+    /// nothing lasts, see [`crate::tools::session::trial`]); the outcome
+    /// that wins the count (more drawn answers give it than give the
+    /// model's; a tie of two or more goes to the draws) has its first
+    /// answer act in the model's place.
+    fn vote(&self, _cx: &SteerContext<'_>, _decision: &Decision) -> Option<Redraw> {
+        None
+    }
     /// Whether `candidate`, an answer drawn for this steer's [`Redraw`] of
     /// `decision`, may run in its place; asked of every drawn answer
     /// before any of them runs (so the workspace is as `decision` left it).
@@ -230,6 +249,7 @@ pub static ALL: &[&dyn Steer] = &[
     &input_preview::InputPreview,
     &code_retry::CodeRetry,
     &code_redraw::CodeRedraw,
+    &code_vote::CodeVote,
     &finish_check::FinishCheck,
     &write_offer::WriteOffer,
     &repeat_guidance::RepeatGuidance,
@@ -297,6 +317,16 @@ pub fn redraw(
     result: &ToolResult,
 ) -> Option<(&'static dyn Steer, Redraw)> {
     active(steers).find_map(|steer| Some((steer, steer.redraw(cx, decision, result)?)))
+}
+
+/// The first steer on that wants `decision` put to a vote, with the
+/// answers to draw for it.
+pub fn vote(
+    steers: &Steers,
+    cx: &SteerContext<'_>,
+    decision: &Decision,
+) -> Option<(&'static dyn Steer, Redraw)> {
+    active(steers).find_map(|steer| Some((steer, steer.vote(cx, decision)?)))
 }
 
 /// The actions the first steer on that narrows the next decision allows.

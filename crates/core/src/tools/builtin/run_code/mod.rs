@@ -11,7 +11,8 @@
 //! for code, a small workspace is copied for each call
 //! ([`Scratch`]); what a program that succeeded wrote there is **saved**
 //! into the workspace (`saved`, with a diff), unless saving is off, when
-//! it is only shown (`unsaved_writes`).
+//! it is only shown (`unsaved_writes`). A trial call
+//! ([`session::trial`]) always runs on a copy and saves nothing.
 
 mod hints;
 mod line_shape;
@@ -301,7 +302,7 @@ impl RunCode {
         let Some(scratch) = scratch else {
             return;
         };
-        let save = self.options.save_writes && succeeded;
+        let save = self.options.save_writes && succeeded && !session::is_trial();
         let root = self.config.workspace.clone();
         let reported = tokio::task::spawn_blocking(move || {
             let changes = scratch.changes();
@@ -344,7 +345,9 @@ impl RunCode {
         code: &str,
         timeout: Duration,
     ) -> Result<Executed, ToolError> {
-        let scratch = if self.config.allow_writes {
+        // A trial (see `session::trial`) always works on a copy.
+        let trial = session::is_trial();
+        let scratch = if self.config.allow_writes && !trial {
             None
         } else {
             let workspace = self.config.workspace.clone();
@@ -357,6 +360,8 @@ impl RunCode {
         if let Some(scratch) = &scratch {
             config.workspace = scratch.path().to_path_buf();
             config.allow_writes = true;
+        } else if trial {
+            config.allow_writes = false;
         }
         let actions = self.code_actions(language);
         // Without a run's session (a direct call), a folder for this call.

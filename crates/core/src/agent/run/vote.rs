@@ -1,0 +1,374 @@
+//! **Act, put to a vote**: before a decision acts, a steer may ask for
+//! other answers to vote with it ([`Steer::vote`](crate::agent::steer::Steer::vote)).
+//! The model's own call is tried first (nothing it does lasts); when it
+//! fails or shows nothing there is nothing to vote on and it acts as it
+//! is. Otherwise the drawn answers are tried too, their outcomes counted,
+//! and the first answer of a winning outcome ([`Count::of`]) acts in its
+//! place.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::redraw::Redrawn;
+use super::Run;
+use crate::agent::guard::StopStatus;
+use crate::agent::{act, steer};
+use crate::decision::Decision;
+use crate::journal::RedrawRecord;
+use crate::text::clip;
+use crate::tools::{ToolResult, ToolStatus};
+
+/// What a vote did: its record, and how long the tried calls ran.
+pub(super) struct Voted {
+    /// The journal's record of it, with what drawing cost.
+    pub(super) redrawn: Box<Redrawn>,
+    /// The time the trials took (the model's own and the draws').
+    pub(super) tried: Duration,
+}
+
+impl Run<'_> {
+    /// `decision` put to a vote when a steer on asks for one: the answer
+    /// that acts (the model's own, or a drawn one whose outcome won) and
+    /// what the vote did (`None` when there was none: no steer asked, an
+    /// approval policy is set, or the model's own call failed or showed
+    /// nothing when tried). `Err` when the clock or the caller ends the
+    /// run.
+    pub(super) async fn vote(
+        &mut self,
+        round: u32,
+        decision: Decision,
+    ) -> Result<(Decision, Option<Voted>), StopStatus> {
+        let agent = self.agent;
+        if agent.approvals.is_some() {
+            return Ok((decision, None));
+        }
+        let asked = steer::vote(&agent.limits.steer, &self.steer_context(), &decision);
+        let Some((by, ask)) = asked else {
+            return Ok((decision, None));
+        };
+        let tried = act::trial(&agent.toolbox, &decision.action);
+        let (own, mut tried_for) = Box::pin(self.bounded(tried)).await?;
+        let Some(own) = outcome(&own) else {
+            return Ok((decision, None));
+        };
+        let drawn = Box::pin(self.draw(round, &decision, by, &ask)).await?;
+        let mut record = RedrawRecord {
+            by: by.name().to_string(),
+            drawn: ask.draws,
+            ran: 0,
+            kept: None,
+            replaced: None,
+            tally: Vec::new(),
+        };
+        let mut outcomes = Vec::new();
+        for (number, candidate) in drawn.candidates {
+            record.ran += 1;
+            let tried = act::trial(&agent.toolbox, &candidate.action);
+            let (result, took) = Box::pin(self.bounded(tried)).await?;
+            tried_for += took;
+            if let Some(outcome) = outcome(&result) {
+                outcomes.push((number, candidate, outcome));
+            }
+        }
+        let count = Count::of(&own, &outcomes);
+        record.tally = count.tally;
+        let winner = count
+            .winner
+            .and_then(|i| outcomes.into_iter().nth(i))
+            .map(|(number, candidate, _)| (number, candidate));
+        let decision = match winner {
+            Some((number, candidate)) => {
+                record.kept = Some(number);
+                record.replaced = Some(replaced(&decision, &own));
+                candidate
+            }
+            None => decision,
+        };
+        let redrawn = Box::new(Redrawn {
+            record,
+            usage: drawn.usage,
+            llm_time: drawn.llm_time,
+        });
+        Ok((
+            decision,
+            Some(Voted {
+                redrawn,
+                tried: tried_for,
+            }),
+        ))
+    }
+}
+
+/// A call's outcome as the vote compares it: what it printed and the
+/// files it wrote, each trimmed (`None` when it failed or showed nothing:
+/// such an answer has no vote).
+fn outcome(result: &ToolResult) -> Option<String> {
+    if result.status != ToolStatus::Ok {
+        return None;
+    }
+    let data = &result.data;
+    let mut outcome = data["stdout"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    for key in ["unsaved_writes", "saved"] {
+        if let Some(files) = data[key].as_object() {
+            for (path, text) in files {
+                outcome.push_str(&format!("\n\u{0}{path}\u{0}{}", shown(text).trim()));
+            }
+        }
+    }
+    (!outcome.is_empty()).then_some(outcome)
+}
+
+/// A file's text as a result shows it.
+fn shown(text: &Value) -> String {
+    text.as_str()
+        .map_or_else(|| text.to_string(), str::to_string)
+}
+
+/// The count of a vote: the answers per outcome, the model's first, and
+/// the drawn outcome that won, if one did.
+#[derive(Debug, PartialEq, Eq)]
+struct Count {
+    /// Answers per outcome: the model's own first, then the other
+    /// outcomes in the order first drawn.
+    tally: Vec<u32>,
+    /// The index (among the drawn outcomes) of the first answer that gave
+    /// the winning outcome, when it is not the model's.
+    winner: Option<usize>,
+}
+
+impl Count {
+    /// Counts `own` (the model's outcome) and the drawn `outcomes`; a
+    /// drawn outcome wins when more answers give it than give the model's,
+    /// or as many and at least two (drawn answers read the goal again
+    /// just before answering, see [`steer::Redraw::reread`]; one stray
+    /// draw never wins). The first drawn wins a tie between drawn ones.
+    fn of<T>(own: &str, outcomes: &[(u32, T, String)]) -> Self {
+        // (outcome, answers, index of its first draw)
+        let mut seen: Vec<(&str, u32, usize)> = vec![(own, 1, usize::MAX)];
+        for (i, (_, _, outcome)) in outcomes.iter().enumerate() {
+            match seen.iter_mut().find(|(o, _, _)| o == outcome) {
+                Some(found) => found.1 += 1,
+                None => seen.push((outcome, 1, i)),
+            }
+        }
+        let own_votes = seen[0].1;
+        let mut winner: Option<(u32, usize)> = None;
+        for &(_, votes, first) in &seen[1..] {
+            let beats = votes > own_votes || (votes == own_votes && votes >= 2);
+            if beats && winner.is_none_or(|(best, _)| votes > best) {
+                winner = Some((votes, first));
+            }
+        }
+        Count {
+            tally: seen.iter().map(|(_, votes, _)| *votes).collect(),
+            winner: winner.map(|(_, first)| first),
+        }
+    }
+}
+
+/// The model's own call and its outcome, shortened, for the journal.
+fn replaced(decision: &Decision, own: &str) -> String {
+    format!(
+        "{} {} → {}",
+        decision.action.name,
+        clip(&decision.action.args.to_string(), 300),
+        clip(&own.replace('\u{0}', " "), 200)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use serde_json::{json, Map};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::agent::steer::{code_redraw, code_vote};
+    use crate::agent::Agent;
+    use crate::journal::JournalEntry;
+    use crate::limits::Limits;
+    use crate::llm::scripted::ScriptedLlm;
+    use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Toolbox};
+
+    /// `run_code` as the loop sees it: a program prints the number after
+    /// `print ` in its code, or fails when it has none; every call is kept
+    /// with whether it was a trial.
+    struct Programs {
+        ran: Arc<Mutex<Vec<(String, bool)>>>,
+    }
+
+    #[async_trait]
+    impl Tool for Programs {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("run_code", "runs a program")
+                .param(ParamSpec::new("language", ParamKind::String, "python").required())
+                .param(ParamSpec::new("code", ParamKind::String, "the program").required())
+                .effect(ToolEffect::RunsCode)
+        }
+        async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+            let code = args["code"].as_str().unwrap_or_default().to_string();
+            let trial = crate::tools::session::is_trial();
+            self.ran.lock().unwrap().push((code.clone(), trial));
+            match code.split_once("print ") {
+                Some((_, n)) => Ok(json!({"exit_code": 0, "stdout": format!("{n}\n")})),
+                None => Err(ToolError::with_data(
+                    "the code exited with code 1; see stderr",
+                    json!({"exit_code": 1, "stdout": "", "stderr": "ValueError\n"}),
+                )),
+            }
+        }
+    }
+
+    fn program(code: &str) -> String {
+        json!({"thought": code, "action": {"name": "run_code", "args": {"language": "python", "code": code}}}).to_string()
+    }
+
+    const FINISH: &str =
+        r#"{"thought": "done", "action": {"name": "finish", "args": {"result": "done"}}}"#;
+
+    /// A run of `replies` (the model's program, its draws, then a finish)
+    /// with the vote on or off: its rounds and the calls made.
+    async fn run(replies: &[&str], vote_on: bool) -> (Vec<JournalEntry>, Vec<(String, bool)>) {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let mut toolbox = Toolbox::new();
+        toolbox.register(Programs { ran: ran.clone() });
+        let mut replies: Vec<String> = replies.iter().map(|code| program(code)).collect();
+        replies.push(FINISH.to_string());
+        let llm = Arc::new(ScriptedLlm::new(replies));
+        let mut limits = Limits::default();
+        limits.steer.set(code_vote::NAME, vote_on);
+        limits.steer.set(code_redraw::NAME, false);
+        let rounds = Arc::new(Mutex::new(Vec::new()));
+        let kept = rounds.clone();
+        let agent = Agent::new(llm, Arc::new(toolbox))
+            .with_limits(limits)
+            .on_round(Arc::new(move |entry: &JournalEntry| {
+                kept.lock().unwrap().push(entry.clone())
+            }));
+        agent
+            .run("Count the admins.", &CancellationToken::new())
+            .await;
+        let rounds = rounds.lock().unwrap().clone();
+        let ran = ran.lock().unwrap().clone();
+        (rounds, ran)
+    }
+
+    #[tokio::test]
+    async fn two_draws_that_agree_against_the_model_act_in_its_place() {
+        let (rounds, ran) = run(
+            &[
+                "all print 7",
+                "admins print 3",
+                "no output",
+                "filter print 3",
+            ],
+            true,
+        )
+        .await;
+        // Every program is tried first; only the winner runs for real.
+        let trials: Vec<bool> = ran.iter().map(|(_, trial)| *trial).collect();
+        assert_eq!(trials, [true, true, true, true, false], "{ran:?}");
+        assert_eq!(ran[4].0, "admins print 3");
+        let first = &rounds[0];
+        assert_eq!(first.args["code"], "admins print 3");
+        assert_eq!(first.thought, "admins print 3");
+        let record = first.redraw.as_deref().expect("a vote record");
+        assert_eq!(record.by, code_vote::NAME);
+        assert_eq!((record.drawn, record.ran, record.kept), (3, 3, Some(1)));
+        assert_eq!(record.tally, [1, 2]);
+        assert!(
+            record.replaced.as_deref().unwrap().contains("→ 7"),
+            "{record:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_models_program_stands_unless_outvoted_and_a_failed_one_is_not_put_to_a_vote() {
+        let (rounds, ran) = run(
+            &["all print 7", "print 3", "again print 7", "print 5"],
+            true,
+        )
+        .await;
+        assert_eq!(rounds[0].args["code"], "all print 7");
+        let record = rounds[0].redraw.as_deref().unwrap();
+        assert_eq!((record.kept, record.tally.clone()), (None, vec![2, 1, 1]));
+        assert!(record.replaced.is_none());
+        assert_eq!(ran.last().unwrap(), &("all print 7".to_string(), false));
+        // A program that fails when tried acts as it is: nothing is drawn.
+        let (rounds, ran) = run(&["broken"], true).await;
+        assert_eq!(
+            ran,
+            [("broken".to_string(), true), ("broken".to_string(), false)]
+        );
+        assert!(rounds[0].redraw.is_none());
+        assert_eq!(rounds[1].action, "finish");
+    }
+
+    #[tokio::test]
+    async fn switched_off_the_program_runs_once() {
+        let (rounds, ran) = run(&["all print 7"], false).await;
+        assert_eq!(ran, [("all print 7".to_string(), false)]);
+        assert!(rounds[0].redraw.is_none());
+    }
+
+    fn drawn(outcomes: &[&str]) -> Vec<(u32, (), String)> {
+        (1..)
+            .zip(outcomes)
+            .map(|(n, o)| (n, (), o.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn an_outcome_wins_only_with_more_answers_than_the_models() {
+        // Two draws agree against the model: they win, even when a third
+        // agrees with the model.
+        let count = Count::of("7", &drawn(&["3", "5", "3"]));
+        assert_eq!(count.tally, [1, 2, 1]);
+        assert_eq!(count.winner, Some(0));
+        let count = Count::of("7", &drawn(&["3", "3", "7"]));
+        assert_eq!(count.tally, [2, 2]);
+        assert_eq!(count.winner, Some(0));
+        // One draw against the model alone does not.
+        assert_eq!(Count::of("7", &drawn(&["3"])).winner, None);
+        assert_eq!(Count::of("7", &drawn(&["3", "7", "7"])).winner, None);
+        // All differ, or all agree with the model: it stands.
+        assert_eq!(Count::of("7", &drawn(&["1", "2", "3"])).winner, None);
+        let count = Count::of("7", &drawn(&["7", "7"]));
+        assert_eq!((count.tally, count.winner), (vec![3], None));
+        // Nothing drawn: the model's alone.
+        assert_eq!(Count::of("7", &drawn(&[])).tally, [1]);
+        // The larger of two drawn outcomes wins, the first on a tie.
+        let count = Count::of("7", &drawn(&["1", "2", "2", "1", "2"]));
+        assert_eq!((count.tally, count.winner), (vec![1, 2, 3], Some(1)));
+    }
+
+    #[test]
+    fn an_outcome_is_what_was_printed_and_written() {
+        let ok = |data| ToolResult::ok(data);
+        let printed = outcome(&ok(json!({"exit_code": 0, "stdout": "3\n", "stderr": ""})));
+        assert_eq!(printed.as_deref(), Some("3"));
+        let wrote = outcome(&ok(
+            json!({"stdout": "", "unsaved_writes": {"a.txt": "3\n"}}),
+        ));
+        assert_eq!(wrote.as_deref(), Some("\n\u{0}a.txt\u{0}3"));
+        // What another file holds, or the same text printed, differs.
+        let other = outcome(&ok(
+            json!({"stdout": "", "unsaved_writes": {"b.txt": "3\n"}}),
+        ));
+        assert_ne!(wrote, other);
+        assert_ne!(wrote, printed);
+        // A failed call, or one that showed nothing, has no outcome.
+        assert_eq!(outcome(&ok(json!({"stdout": "  \n"}))), None);
+        assert_eq!(
+            outcome(&ToolResult::error("the code exited with code 1")),
+            None
+        );
+    }
+}
