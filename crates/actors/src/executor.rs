@@ -65,6 +65,11 @@ pub struct ExecutorArgs {
     /// The task's token and call budget, shared by its executors and
     /// planner (none: uncapped).
     pub budget: Option<Arc<Budget>>,
+    /// Whether the report carries the loop's journal: a worker node's run
+    /// host sends it back to the planner's node; the local planner reads
+    /// only the outcome, and a journal queued with each of a million
+    /// reports was ~2 KiB apiece (BENCHMARKS.md).
+    pub report_journal: bool,
 }
 
 /// Runs one subtask's loop under the planner's supervision.
@@ -105,10 +110,13 @@ impl Actor for Executor {
                 *current = Some(run.subtask.id.clone());
                 spawn_loop(myself, args, *run);
             }
-            ExecutorMsg::LoopEnded(Ok(outcome)) => {
+            ExecutorMsg::LoopEnded(Ok(mut outcome)) => {
                 let Some(subtask) = current.take() else {
                     return Ok(());
                 };
+                if !args.report_journal {
+                    outcome.journal = Vec::new();
+                }
                 // The receiver stops this actor once it has the outcome, so
                 // the outcome always arrives before the termination event.
                 let key = subtask.clone();
@@ -270,6 +278,17 @@ mod tests {
 
     #[tokio::test]
     async fn a_reported_subtask_leaves_no_journal_mirror_behind() {
+        // The rounds travel in the report when asked for (a run host).
+        let report = report_of_a_run(true).await;
+        assert_eq!(report.outcome.journal.len(), 2);
+        // Without, the outcome alone: rounds counted, none carried.
+        let report = report_of_a_run(false).await;
+        assert_eq!(report.outcome.rounds, 2);
+        assert!(report.outcome.journal.is_empty());
+    }
+
+    /// Runs a two-round subtask in an executor and returns its report.
+    async fn report_of_a_run(report_journal: bool) -> ExecutorReport {
         let (tx, mut reports) = unbounded_channel();
         let (collector, _) = Actor::spawn(None, Collector, tx).await.unwrap();
         let journals = TaskJournals::default();
@@ -302,6 +321,7 @@ mod tests {
             budget: None,
             memory: None,
             events: None,
+            report_journal,
         };
         let (executor, _) = Actor::spawn(None, Executor, args).await.unwrap();
         let subtask = PlannedSubtask {
@@ -327,11 +347,11 @@ mod tests {
             .unwrap();
         assert_eq!(report.subtask, "s1");
         assert_eq!(report.outcome.result.as_deref(), Some("42"));
-        // Both rounds travel in the outcome; the mirror that held them for
-        // a crash or a stuck loop is gone once the report is sent.
-        assert_eq!(report.outcome.journal.len(), 2);
+        // The mirror that held the rounds for a crash or a stuck loop is
+        // gone once the report is sent.
         assert!(journals.get("s1").is_none(), "mirror left behind");
         executor.stop(None);
         collector.stop(None);
+        report
     }
 }

@@ -141,6 +141,8 @@ impl Actor for RunHost {
             approvals,
             // Counted at the planner (the spends above); it stops the run.
             budget: None,
+            // The rounds go back to the planner's node with the outcome.
+            report_journal: true,
         };
         shared.emit(NodeEvent::Started {
             subtask: request.subtask.id.clone(),

@@ -88,9 +88,10 @@ pub struct JournalEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
     /// The decision on this round's call, when the approval policy asked
-    /// a person (see `approval`).
+    /// a person (see `approval`). Boxed: rarely set, and every entry of a
+    /// million executors' journals carried its room (BENCHMARKS.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<crate::approval::ApprovalRecord>,
+    pub approval: Option<Box<crate::approval::ApprovalRecord>>,
     /// Other answers drawn in place of the model's own, when a steer
     /// rejected its result (see `agent::steer::Steer::redraw`); the round's
     /// thought, action and observation are then the kept answer's.

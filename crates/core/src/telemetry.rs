@@ -31,6 +31,11 @@ use tracing_subscriber::Layer;
 /// Whether prompt and completion text are recorded on `llm.call` spans.
 static RECORD_CONTENT: AtomicBool = AtomicBool::new(false);
 
+/// Whether spans are exported: true until [`init`] says otherwise, so
+/// that a subscriber installed some other way (a test's own) sees every
+/// span.
+static EXPORTING: AtomicBool = AtomicBool::new(true);
+
 /// How much prompt or completion text a span keeps when content is on.
 pub const CONTENT_CHARS: usize = 2000;
 
@@ -144,9 +149,16 @@ pub const DEFAULT_LOG_FILTER: &str = "warn,ractor_cluster=error";
 /// When no endpoint is set nothing reads them, and building their
 /// OpenTelemetry data was about a third of the loop's own CPU per round
 /// (BENCHMARKS.md, session 29), so they are only built when exported; the
-/// spans whose trace ids are reported (a run's, a task's, a subtask's) are
-/// always built.
+/// spans whose trace ids are reported (a run's, a task's) are always built
+/// (a subtask's are [`EXPORTED_ONLY`]).
 pub const ROUND_SPANS: &[&str] = &["round", "llm.call", "tool.call"];
+
+/// The target of spans built only when exported: one per executor (a
+/// subtask's, and its loop's `executor.run`). Unexported, their
+/// OpenTelemetry data was 1.4 KB of each of a million executors'
+/// memory (BENCHMARKS.md); the trace ids they would report are their
+/// task's, read from the trace context instead ([`trace_id_in`]).
+pub const EXPORTED_ONLY: &str = "hermes::exported";
 
 /// Installs the global subscriber: human logs on stderr filtered by
 /// `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]), and every Hermes span to OpenTelemetry
@@ -168,6 +180,7 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
     // spans, propagation from `inject`), and activating started every span's
     // SDK record at its first poll instead of at its end, a guard per entry.
     let exporting = config.otlp_endpoint.is_some();
+    EXPORTING.store(exporting, Ordering::Relaxed);
     let spans = tracing_opentelemetry::layer()
         .with_tracked_inactivity(false)
         .with_context_activation(false)
@@ -176,7 +189,8 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
             Targets::new()
                 .with_target("hermes", LevelFilter::INFO)
                 .and(filter_fn(move |meta| {
-                    exporting || !ROUND_SPANS.contains(&meta.name())
+                    exporting
+                        || !(ROUND_SPANS.contains(&meta.name()) || meta.target() == EXPORTED_ONLY)
                 })),
         );
     tracing_subscriber::registry()
@@ -185,6 +199,13 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
         .try_init()
         .map_err(|e| TelemetryError::Subscriber(e.to_string()))?;
     Ok(Telemetry { provider })
+}
+
+/// Whether spans are exported (false once [`init`] found no endpoint):
+/// when not, the spans of [`EXPORTED_ONLY`] are not built, and trace
+/// context is taken from the span above them.
+pub fn exporting() -> bool {
+    EXPORTING.load(Ordering::Relaxed)
 }
 
 /// Whether prompt and completion text should be recorded.
@@ -206,6 +227,19 @@ pub fn inject(span: &Span) -> HashMap<String, String> {
     let mut carrier = HashMap::new();
     TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
     carrier
+}
+
+/// The trace id of the context in `carrier` (a message's trace context,
+/// see [`inject`]), when it holds a valid one.
+pub fn trace_id_in(carrier: &HashMap<String, String>) -> Option<String> {
+    if carrier.is_empty() {
+        return None;
+    }
+    let context = TraceContextPropagator::new().extract(carrier);
+    let span_context = context.span().span_context().clone();
+    span_context
+        .is_valid()
+        .then(|| span_context.trace_id().to_string())
 }
 
 /// Makes `span` a child of the context in `carrier`. Call before entering it.

@@ -34,9 +34,15 @@ impl LiveTask {
             return;
         };
         let span = self.subtask_spans.entry(spec.id.clone()).or_insert_with(|| {
-            tracing::info_span!(parent: &self.span, "subtask", hermes.subtask_id = %spec.id, hermes.role = %spec.role, hermes.goal = %clip(&spec.goal, 200))
+            tracing::info_span!(target: telemetry::EXPORTED_ONLY, parent: &self.span, "subtask", hermes.subtask_id = %spec.id, hermes.role = %spec.role, hermes.goal = %clip(&spec.goal, 200))
         });
-        let trace_context = telemetry::inject(span);
+        // Unexported, a subtask's span is not built (`telemetry::EXPORTED_ONLY`):
+        // its executor's trace context is the task's.
+        let trace_context = telemetry::inject(if telemetry::exporting() {
+            span
+        } else {
+            &self.span
+        });
         let mut limits = role.limits_over(&config.limits);
         // An executor's loop runs until the task's deadline (the task's
         // token stops it there; the loop's own clock is a safety net just
@@ -64,6 +70,8 @@ impl LiveTask {
             events: config.events.clone(),
             approvals: config.approvals.clone(),
             budget: self.budget.clone(),
+            // This planner reads the outcome, never its rounds.
+            report_journal: false,
         };
         // A retry avoids the node where the last attempt failed.
         let avoid = self

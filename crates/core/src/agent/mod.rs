@@ -194,13 +194,26 @@ impl Agent {
         history: Vec<JournalEntry>,
         cancel: &CancellationToken,
     ) -> Outcome {
-        let span = tracing::info_span!(
-            "executor.run",
-            hermes.role = %self.role,
-            hermes.subtask_id = self.subtask.as_deref().unwrap_or(""),
-            gen_ai.request.model = %self.llm.model(),
-            hermes.resumed_rounds = history.len() as i64,
-        );
+        // A subtask's loop (it has a parent) is traced only when exported
+        // (`telemetry::EXPORTED_ONLY`); a run of its own always is: its
+        // trace id is what `hermes run` reports.
+        macro_rules! run_span {
+            ($($target:tt)*) => {
+                tracing::info_span!(
+                    $($target)*
+                    "executor.run",
+                    hermes.role = %self.role,
+                    hermes.subtask_id = self.subtask.as_deref().unwrap_or(""),
+                    gen_ai.request.model = %self.llm.model(),
+                    hermes.resumed_rounds = history.len() as i64,
+                )
+            };
+        }
+        let span = if self.trace_parent.is_empty() {
+            run_span!()
+        } else {
+            run_span!(target: telemetry::EXPORTED_ONLY,)
+        };
         telemetry::set_parent(&span, &self.trace_parent);
         // One session per run: what run_code keeps between its calls.
         // Boxed: a waiting loop holds this future (see `run::future_size`).
@@ -219,7 +232,8 @@ impl Agent {
                 .unwrap_or_else(|| format!("stopped by the {} guard", outcome.status.as_str()));
             telemetry::set_error(&span, why);
         }
-        outcome.trace_id = telemetry::trace_id(&span);
+        outcome.trace_id =
+            telemetry::trace_id(&span).or_else(|| telemetry::trace_id_in(&self.trace_parent));
         outcome
     }
 

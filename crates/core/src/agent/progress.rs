@@ -85,5 +85,8 @@ pub fn progress_report(
             clip(&last.observation, 500)
         );
     }
+    // Kept with the outcome as long as its task lives: without the slack
+    // `write!` grew it by (a million executors' reports, BENCHMARKS.md).
+    r.shrink_to_fit();
     r
 }

@@ -219,7 +219,7 @@ impl<'a> Run<'a> {
                         match Box::pin(self.bounded(approvals.check(&request, effect, untrusted)))
                             .await
                         {
-                            Ok(record) => record,
+                            Ok(record) => record.map(Box::new),
                             Err(stop) => return Some(Ending::stop(stop)),
                         }
                     }
