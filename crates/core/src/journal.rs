@@ -124,6 +124,21 @@ pub struct RedrawRecord {
     pub tally: Vec<u32>,
 }
 
+impl RedrawRecord {
+    /// The record of `drawn` answers drawn for the steer named `by`,
+    /// before any of them ran.
+    pub fn new(by: &str, drawn: u32) -> Self {
+        Self {
+            by: by.to_string(),
+            drawn,
+            ran: 0,
+            kept: None,
+            replaced: None,
+            tally: Vec::new(),
+        }
+    }
+}
+
 /// Most characters of a result's data kept whole in its journal line.
 pub const KEPT_DATA_CHARS: usize = 16 * 1024;
 

@@ -3,6 +3,8 @@
 //! the round itself, perceive → decide → act → observe, then the guards.
 
 mod redraw;
+#[cfg(test)]
+mod test_programs;
 mod vote;
 
 use std::future::Future;

@@ -111,6 +111,11 @@ pub struct ToolSpec {
     /// calls are still validated against [`ToolSpec::params`].
     #[serde(skip)]
     pub decoding_args: Option<Value>,
+    /// Whether a call made in a trial ([`session::trial`](super::session::trial))
+    /// changes nothing that lasts, so that the loop may try it before it
+    /// acts (the code vote). Only a tool that declares it is ever tried.
+    #[serde(skip)]
+    pub triable: bool,
 }
 
 /// What a tool does to the workspace, declared by the tool itself so that
@@ -151,6 +156,7 @@ impl ToolSpec {
             effect: ToolEffect::Other,
             untrusted: false,
             decoding_args: None,
+            triable: false,
         }
     }
     /// Adds a parameter.
@@ -178,6 +184,13 @@ impl ToolSpec {
     /// instructions (see [`ToolSpec::untrusted`]).
     pub fn untrusted(mut self) -> Self {
         self.untrusted = true;
+        self
+    }
+
+    /// Declares that a call in a trial changes nothing that lasts (see
+    /// [`ToolSpec::triable`]).
+    pub fn triable(mut self) -> Self {
+        self.triable = true;
         self
     }
 

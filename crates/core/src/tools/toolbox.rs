@@ -131,6 +131,12 @@ impl Toolbox {
         self.tools.get(name).is_some_and(|r| r.spec.untrusted)
     }
 
+    /// Whether the tool named `name` may be tried (see
+    /// [`ToolSpec::triable`]).
+    pub fn is_triable(&self, name: &str) -> bool {
+        self.tools.get(name).is_some_and(|r| r.spec.triable)
+    }
+
     /// The first registered tool (in registration order) with `effect`.
     pub fn first_with(&self, effect: ToolEffect) -> Option<&str> {
         self.in_order()

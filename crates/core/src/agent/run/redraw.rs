@@ -191,14 +191,7 @@ impl Run<'_> {
             return Ok(None);
         };
         let drawn = Box::pin(self.draw(round, decision, by, &ask)).await?;
-        let mut record = RedrawRecord {
-            by: by.name().to_string(),
-            drawn: ask.draws,
-            ran: 0,
-            kept: None,
-            replaced: None,
-            tally: Vec::new(),
-        };
+        let mut record = RedrawRecord::new(by.name(), ask.draws);
         let mut kept = None;
         // The drawn calls run so far, failed ones included.
         let mut running = Duration::ZERO;
@@ -238,44 +231,16 @@ fn replaced(decision: &Decision, result: &ToolResult) -> String {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use async_trait::async_trait;
-    use serde_json::{json, Map, Value};
+    use serde_json::json;
     use tokio_util::sync::CancellationToken;
 
+    use super::super::test_programs::Programs;
     use crate::agent::steer::{code_redraw, code_vote};
     use crate::agent::{Agent, StopStatus};
     use crate::journal::JournalEntry;
     use crate::limits::Limits;
     use crate::llm::scripted::ScriptedLlm;
-    use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Toolbox};
-
-    /// `run_code` as the loop sees it: code holding "good" runs, any
-    /// other fails in its own code; every program run is kept.
-    struct Programs {
-        ran: Arc<Mutex<Vec<String>>>,
-    }
-
-    #[async_trait]
-    impl Tool for Programs {
-        fn spec(&self) -> ToolSpec {
-            ToolSpec::new("run_code", "runs a program")
-                .param(ParamSpec::new("language", ParamKind::String, "python").required())
-                .param(ParamSpec::new("code", ParamKind::String, "the program").required())
-                .effect(ToolEffect::RunsCode)
-        }
-        async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-            let code = args["code"].as_str().unwrap_or_default().to_string();
-            self.ran.lock().unwrap().push(code.clone());
-            if code.contains("good") {
-                return Ok(json!({"exit_code": 0, "stdout": "4\n", "stderr": ""}));
-            }
-            let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nKeyError: 'item'\n";
-            Err(ToolError::with_data(
-                "the code exited with code 1; see stderr",
-                json!({"exit_code": 1, "stdout": "", "stderr": stderr, "timed_out": false}),
-            ))
-        }
-    }
+    use crate::tools::Toolbox;
 
     fn program(code: &str) -> String {
         json!({"thought": code, "action": {"name": "run_code", "args": {"language": "python", "code": code}}}).to_string()
@@ -310,7 +275,7 @@ mod tests {
             .await;
         assert_eq!(outcome.status, StopStatus::Finished, "{outcome:?}");
         let rounds = rounds.lock().unwrap().clone();
-        let ran = ran.lock().unwrap().clone();
+        let ran = Programs::codes(&ran);
         (rounds, ran, llm)
     }
 

@@ -30,8 +30,9 @@ pub(super) struct Voted {
 impl Run<'_> {
     /// `decision` put to a vote when a steer on asks for one: the answer
     /// that acts (the model's own, or a drawn one whose outcome won) and
-    /// what the vote did (`None` when there was none: no steer asked, an
-    /// approval policy is set, or the model's own call failed or showed
+    /// what the vote did (`None` when there was none: no steer asked, the
+    /// tool cannot be tried ([`ToolSpec::triable`](crate::tools::ToolSpec::triable)),
+    /// an approval policy is set, or the model's own call failed or showed
     /// nothing when tried). `Err` when the clock or the caller ends the
     /// run.
     pub(super) async fn vote(
@@ -40,7 +41,8 @@ impl Run<'_> {
         decision: Decision,
     ) -> Result<(Decision, Option<Voted>), StopStatus> {
         let agent = self.agent;
-        if agent.approvals.is_some() {
+        // Only a tool that declares its trials harmless is ever tried.
+        if agent.approvals.is_some() || !agent.toolbox.is_triable(&decision.action.name) {
             return Ok((decision, None));
         }
         let asked = steer::vote(&agent.limits.steer, &self.steer_context(), &decision);
@@ -53,14 +55,7 @@ impl Run<'_> {
             return Ok((decision, None));
         };
         let drawn = Box::pin(self.draw(round, &decision, by, &ask)).await?;
-        let mut record = RedrawRecord {
-            by: by.name().to_string(),
-            drawn: ask.draws,
-            ran: 0,
-            kept: None,
-            replaced: None,
-            tally: Vec::new(),
-        };
+        let mut record = RedrawRecord::new(by.name(), ask.draws);
         let mut outcomes = Vec::new();
         for (number, candidate) in drawn.candidates {
             record.ran += 1;
@@ -185,46 +180,17 @@ fn replaced(decision: &Decision, own: &str) -> String {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use async_trait::async_trait;
-    use serde_json::{json, Map};
+    use serde_json::json;
     use tokio_util::sync::CancellationToken;
 
+    use super::super::test_programs::Programs;
     use super::*;
     use crate::agent::steer::{code_redraw, code_vote};
     use crate::agent::Agent;
     use crate::journal::JournalEntry;
     use crate::limits::Limits;
     use crate::llm::scripted::ScriptedLlm;
-    use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec, Toolbox};
-
-    /// `run_code` as the loop sees it: a program prints the number after
-    /// `print ` in its code, or fails when it has none; every call is kept
-    /// with whether it was a trial.
-    struct Programs {
-        ran: Arc<Mutex<Vec<(String, bool)>>>,
-    }
-
-    #[async_trait]
-    impl Tool for Programs {
-        fn spec(&self) -> ToolSpec {
-            ToolSpec::new("run_code", "runs a program")
-                .param(ParamSpec::new("language", ParamKind::String, "python").required())
-                .param(ParamSpec::new("code", ParamKind::String, "the program").required())
-                .effect(ToolEffect::RunsCode)
-        }
-        async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-            let code = args["code"].as_str().unwrap_or_default().to_string();
-            let trial = crate::tools::session::is_trial();
-            self.ran.lock().unwrap().push((code.clone(), trial));
-            match code.split_once("print ") {
-                Some((_, n)) => Ok(json!({"exit_code": 0, "stdout": format!("{n}\n")})),
-                None => Err(ToolError::with_data(
-                    "the code exited with code 1; see stderr",
-                    json!({"exit_code": 1, "stdout": "", "stderr": "ValueError\n"}),
-                )),
-            }
-        }
-    }
+    use crate::tools::Toolbox;
 
     fn program(code: &str) -> String {
         json!({"thought": code, "action": {"name": "run_code", "args": {"language": "python", "code": code}}}).to_string()

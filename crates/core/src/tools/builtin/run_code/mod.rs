@@ -160,7 +160,9 @@ impl Tool for RunCode {
             // (EVALS.md, section 13).
             .example(json!({"language": "python", "code": "import csv\nrows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), rows[0] if rows else 'no data rows')"}))
             .timeout(MAX_CODE_TIMEOUT + Duration::from_secs(10))
-            .effect(ToolEffect::RunsCode);
+            .effect(ToolEffect::RunsCode)
+            // A trial runs on a copy and saves nothing (`execute`).
+            .triable();
         if self.options.line_shape {
             spec.refine_args(python_lines_shaped)
         } else {
