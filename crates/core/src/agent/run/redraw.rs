@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::vote::Vote;
 use super::Run;
 use crate::agent::decide::{self, Draw};
 use crate::agent::guard::StopStatus;
@@ -63,7 +64,8 @@ pub(super) struct Drawn {
 impl Run<'_> {
     /// Carries out `decision`, the action of round `round`: first put to
     /// a vote when a steer asks for one (`vote.rs`: the answer that wins
-    /// acts); then, when a steer rejects its result, the first drawn
+    /// acts; a call that ran out of time when tried is not run again);
+    /// then, when a steer rejects its result, the first drawn
     /// answer that succeeds takes its place. `Err` when the clock or the
     /// caller ends the run.
     pub(super) async fn act(
@@ -71,7 +73,18 @@ impl Run<'_> {
         round: u32,
         decision: Decision,
     ) -> Result<Acted, StopStatus> {
-        let (decision, voted) = Box::pin(self.vote(round, decision)).await?;
+        let (decision, voted) = match Box::pin(self.vote(round, decision)).await? {
+            Vote::Skipped(decision) => (decision, None),
+            Vote::Held(decision, voted) => (decision, Some(voted)),
+            Vote::TimedOut(decision, result, took) => {
+                return Ok(Acted {
+                    decision,
+                    result,
+                    took,
+                    redrawn: None,
+                })
+            }
+        };
         let acted = act::act(&self.agent.toolbox, &decision.action);
         let (result, took) = Box::pin(self.bounded(acted)).await?;
         if let Some(voted) = voted {

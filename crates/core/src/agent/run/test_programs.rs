@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 use crate::tools::{ParamKind, ParamSpec, Tool, ToolEffect, ToolError, ToolSpec};
 
 /// `run_code` as the loop sees it: code holding `good` prints `4`, code
-/// holding `print N` prints `N`, any other fails in its own code (a
-/// `KeyError` traceback). Every call is kept, with whether it was a trial.
+/// holding `slow` runs out of time, code holding `print N` prints `N`,
+/// any other fails in its own code (a `KeyError` traceback). Every call is kept, with whether it was a trial.
 pub(super) struct Programs {
     pub(super) ran: Arc<Mutex<Vec<(String, bool)>>>,
 }
@@ -42,6 +42,12 @@ impl Tool for Programs {
         self.ran.lock().unwrap().push((code.clone(), trial));
         if code.contains("good") {
             return Ok(json!({"exit_code": 0, "stdout": "4\n", "stderr": ""}));
+        }
+        if code.contains("slow") {
+            return Err(ToolError::with_data(
+                "the code timed out after 10s and was killed",
+                json!({"exit_code": null, "stdout": "", "stderr": "", "timed_out": true}),
+            ));
         }
         if let Some((_, n)) = code.split_once("print ") {
             return Ok(json!({"exit_code": 0, "stdout": format!("{n}\n"), "stderr": ""}));

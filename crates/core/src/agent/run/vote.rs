@@ -19,6 +19,18 @@ use crate::journal::RedrawRecord;
 use crate::text::clip;
 use crate::tools::{ToolResult, ToolStatus};
 
+/// What came of asking for a vote before a decision acts.
+pub(super) enum Vote {
+    /// No vote: the decision acts as it is.
+    Skipped(Decision),
+    /// The model's own call ran out of time when tried: that result is
+    /// the round's. A program killed at its limit keeps no variables and
+    /// saves nothing, so running it again would only wait as long.
+    TimedOut(Decision, ToolResult, Duration),
+    /// A vote was held: the answer that acts, and what the vote did.
+    Held(Decision, Voted),
+}
+
 /// What a vote did: its record, and how long the tried calls ran.
 pub(super) struct Voted {
     /// The journal's record of it, with what drawing cost.
@@ -30,29 +42,33 @@ pub(super) struct Voted {
 impl Run<'_> {
     /// `decision` put to a vote when a steer on asks for one: the answer
     /// that acts (the model's own, or a drawn one whose outcome won) and
-    /// what the vote did (`None` when there was none: no steer asked, the
-    /// tool cannot be tried ([`ToolSpec::triable`](crate::tools::ToolSpec::triable)),
-    /// an approval policy is set, or the model's own call failed or showed
-    /// nothing when tried). `Err` when the clock or the caller ends the
-    /// run.
+    /// what the vote did. [`Vote::Skipped`] when there was none: no steer
+    /// asked, the tool cannot be tried
+    /// ([`ToolSpec::triable`](crate::tools::ToolSpec::triable)), an
+    /// approval policy is set, or the model's own call failed or showed
+    /// nothing when tried (or [`Vote::TimedOut`]). `Err` when the clock or
+    /// the caller ends the run.
     pub(super) async fn vote(
         &mut self,
         round: u32,
         decision: Decision,
-    ) -> Result<(Decision, Option<Voted>), StopStatus> {
+    ) -> Result<Vote, StopStatus> {
         let agent = self.agent;
         // Only a tool that declares its trials harmless is ever tried.
         if agent.approvals.is_some() || !agent.toolbox.is_triable(&decision.action.name) {
-            return Ok((decision, None));
+            return Ok(Vote::Skipped(decision));
         }
         let asked = steer::vote(&agent.limits.steer, &self.steer_context(), &decision);
         let Some((by, ask)) = asked else {
-            return Ok((decision, None));
+            return Ok(Vote::Skipped(decision));
         };
         let tried = act::trial(&agent.toolbox, &decision.action);
         let (own, mut tried_for) = Box::pin(self.bounded(tried)).await?;
+        if own.data["timed_out"].as_bool() == Some(true) {
+            return Ok(Vote::TimedOut(decision, own, tried_for));
+        }
         let Some(own) = outcome(&own) else {
-            return Ok((decision, None));
+            return Ok(Vote::Skipped(decision));
         };
         let drawn = Box::pin(self.draw(round, &decision, by, &ask)).await?;
         let mut record = RedrawRecord::new(by.name(), ask.draws);
@@ -85,13 +101,11 @@ impl Run<'_> {
             usage: drawn.usage,
             llm_time: drawn.llm_time,
         });
-        Ok((
-            decision,
-            Some(Voted {
-                redrawn,
-                tried: tried_for,
-            }),
-        ))
+        let voted = Voted {
+            redrawn,
+            tried: tried_for,
+        };
+        Ok(Vote::Held(decision, voted))
     }
 }
 
@@ -273,6 +287,15 @@ mod tests {
             ran,
             [("broken".to_string(), true), ("broken".to_string(), false)]
         );
+        assert!(rounds[0].redraw.is_none());
+        assert_eq!(rounds[1].action, "finish");
+    }
+
+    #[tokio::test]
+    async fn a_program_out_of_time_when_tried_is_not_run_again() {
+        let (rounds, ran) = run(&["slow"], true).await;
+        assert_eq!(ran, [("slow".to_string(), true)]);
+        assert!(rounds[0].is_error());
         assert!(rounds[0].redraw.is_none());
         assert_eq!(rounds[1].action, "finish");
     }
