@@ -232,25 +232,24 @@ pub fn inject(span: &Span) -> HashMap<String, String> {
 /// The trace id of the context in `carrier` (a message's trace context,
 /// see [`inject`]), when it holds a valid one.
 pub fn trace_id_in(carrier: &HashMap<String, String>) -> Option<String> {
-    if carrier.is_empty() {
-        return None;
-    }
-    let context = TraceContextPropagator::new().extract(carrier);
-    let span_context = context.span().span_context().clone();
-    span_context
-        .is_valid()
-        .then(|| span_context.trace_id().to_string())
+    let context = extracted(carrier)?;
+    Some(context.span().span_context().trace_id().to_string())
 }
 
 /// Makes `span` a child of the context in `carrier`. Call before entering it.
 pub fn set_parent(span: &Span, carrier: &HashMap<String, String>) {
-    if carrier.is_empty() {
-        return;
-    }
-    let context = TraceContextPropagator::new().extract(carrier);
-    if context.span().span_context().is_valid() {
+    if let Some(context) = extracted(carrier) {
         let _ = span.set_parent(context);
     }
+}
+
+/// The context `carrier` holds, when it holds a valid one.
+fn extracted(carrier: &HashMap<String, String>) -> Option<opentelemetry::Context> {
+    if carrier.is_empty() {
+        return None;
+    }
+    let context = TraceContextPropagator::new().extract(carrier);
+    context.span().span_context().is_valid().then_some(context)
 }
 
 /// Marks `span` as failed, with `message`.

@@ -66,11 +66,7 @@ impl Steer for CodeRedraw {
         if decision.action.name != runs_code || !own_code_failed(&decision.action.args, result) {
             return None;
         }
-        let redrawn = cx
-            .history
-            .iter()
-            .filter(|e| e.redraw.as_ref().is_some_and(|r| r.by == NAME))
-            .count();
+        let redrawn = super::redrawn_rounds(cx, NAME);
         (redrawn < MAX_PER_RUN).then(|| Redraw {
             draws: DRAWS,
             temperature: TEMPERATURE,

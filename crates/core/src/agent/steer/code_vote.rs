@@ -1,7 +1,7 @@
 //! **Code vote**: before the model's Python program acts, other programs
-//! are drawn for the same round and every one is tried; when more of them
-//! agree on an outcome than agree with the model's, one that gave it acts
-//! in the model's place.
+//! are drawn for the same round and every one is tried; when at least two
+//! draws agree on an outcome, and no fewer answers agree with the model's,
+//! the first that gave it acts in the model's place.
 //!
 //! Why: in the dev suite's journals (EVALS.md, section 35) most failed
 //! runs that ran code ran a program that *succeeded* and computed the
@@ -10,11 +10,10 @@
 //! from a count that `DictReader` had already made right. Nothing failed,
 //! so the code redraw had nothing to act on, and a note asking the model
 //! to check itself was measured before to change nothing (sections 23
-//! and 33). A small model's slips differ from one sample to the next,
-//! while the reading of the goal that most samples share is more often
-//! the right one: self-consistency, with the programs' outcomes (what
+//! and 33). This is self-consistency, with the programs' outcomes (what
 //! they print and the files they write, run on a copy) as the answers
-//! that are counted. The model is told nothing; the round shows the
+//! that are counted. Drawn from the same prompt, the samples mostly share
+//! the model's misreading (EVALS.md, section 35), hence the reread below. The model is told nothing; the round shows the
 //! program that acted.
 //!
 //! The draws are asked with the goal said once more at the end of their
@@ -70,11 +69,7 @@ impl Steer for CodeVote {
         {
             return None;
         }
-        let voted = cx
-            .history
-            .iter()
-            .filter(|e| e.redraw.as_ref().is_some_and(|r| r.by == NAME))
-            .count();
+        let voted = super::redrawn_rounds(cx, NAME);
         (voted < MAX_PER_RUN).then(|| Redraw {
             draws: DRAWS,
             temperature: TEMPERATURE,

@@ -298,6 +298,16 @@ pub fn code_after_note(cx: &SteerContext<'_>, steer: &str) -> Option<Vec<String>
     Some(vec![runs_code.to_string()])
 }
 
+/// How many rounds of this run the steer named `steer` has had drawn
+/// again or put to a vote (its [`JournalEntry::redraw`] records): what
+/// bounds those steers per run.
+pub fn redrawn_rounds(cx: &SteerContext<'_>, steer: &str) -> usize {
+    cx.history
+        .iter()
+        .filter(|e| e.redraw.as_ref().is_some_and(|r| r.by == steer))
+        .count()
+}
+
 /// File names as the steers' notes write them: each in backticks, joined
 /// by commas (`` `a.txt`, `b.txt` ``).
 pub fn quoted_names(names: &[String]) -> String {
