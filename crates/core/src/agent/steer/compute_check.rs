@@ -262,6 +262,7 @@ mod tests {
         let files = GoalFiles {
             outputs: vec!["days.txt".into()],
             inputs: vec!["project.txt".into()],
+            ..Default::default()
         };
         let shown = ["project.txt".to_string()];
         let goal =
@@ -343,6 +344,7 @@ mod tests {
         let files = GoalFiles {
             outputs: vec!["days.txt".into()],
             inputs: Vec::new(),
+            ..Default::default()
         };
         let cx = SteerContext {
             goal: "",

@@ -334,6 +334,7 @@ mod tests {
         let files = GoalFiles {
             outputs: vec!["answer.txt".into()],
             inputs: vec!["data/users.csv".into()],
+            ..Default::default()
         };
         let goal = "Count the rows of data/users.csv whose role is admin. Write just the number to answer.txt.";
         let cx = |history| SteerContext {

@@ -147,6 +147,7 @@ mod tests {
         GoalFiles {
             outputs: vec!["answer.txt".into()],
             inputs: Vec::new(),
+            ..Default::default()
         }
     }
 

@@ -14,6 +14,9 @@ pub struct GoalFiles {
     /// Named files present before round 1 (at the path or under the same
     /// name elsewhere): what the run should read.
     pub inputs: Vec<String>,
+    /// Named inputs the goal asks the run to change in place, each with a
+    /// hash of its bytes before round 1 (see [`super::edit_check`]).
+    pub edits: Vec<super::edit_check::Edit>,
 }
 
 impl GoalFiles {
@@ -22,7 +25,13 @@ impl GoalFiles {
     pub fn of(goal: &str, toolbox: &Toolbox) -> Self {
         let outputs = outputs(goal, toolbox);
         let inputs = inputs(goal, toolbox, &outputs);
-        Self { outputs, inputs }
+        let targets = super::edit_check::targets(goal, &inputs, &outputs);
+        let edits = super::edit_check::snapshot(&targets, toolbox);
+        Self {
+            outputs,
+            inputs,
+            edits,
+        }
     }
 
     /// The outputs still missing from `toolbox`'s workspace (none without

@@ -30,11 +30,14 @@
 //! [`JournalEntry::prompted_by`] (its closing sentence ended the prompt) or
 //! [`JournalEntry::redraw`] (answers drawn again, or drawn to vote).
 
+pub mod answer_check;
 pub mod code_redraw;
 pub mod code_retry;
 pub mod code_vote;
 pub mod compute_check;
 pub mod condition_check;
+pub mod edit_check;
+pub mod edit_offer;
 pub mod finish_check;
 pub mod goal_files;
 pub mod input_preview;
@@ -251,7 +254,10 @@ pub static ALL: &[&dyn Steer] = &[
     &code_redraw::CodeRedraw,
     &code_vote::CodeVote,
     &finish_check::FinishCheck,
+    &edit_check::EditCheck,
+    &answer_check::AnswerCheck,
     &write_offer::WriteOffer,
+    &edit_offer::EditOffer,
     &repeat_guidance::RepeatGuidance,
     &read_check::ReadCheck,
     &label_check::LabelCheck,
