@@ -30,7 +30,7 @@ use tokio::sync::oneshot;
 use super::constraint::{Constraint, Grammars};
 use super::kept;
 use super::qwen2::{message, KvState, Qwen2, Segment};
-use super::runaway::repeats_itself;
+use super::runaway::{repeats_itself, ProseWatch};
 use super::tokenizer::ChatTokenizer;
 use hermes_core::llm::jump_forward::Template;
 use hermes_core::llm::kept_prompt::write_whole;
@@ -78,6 +78,10 @@ struct Active {
     stopped: bool,
     /// The answer was ended because it repeats itself ([`super::runaway`]).
     looping: bool,
+    /// Watches the answer's program for prose ([`ProseWatch`]).
+    prose: ProseWatch,
+    /// The answer was ended because its program turned into prose.
+    rambling: bool,
     /// The grammar of the request's schema.
     constraint: Option<Constraint>,
     /// The decision's fixed text, fed ahead under the grammar.
@@ -202,6 +206,8 @@ impl Engine {
             pending: Vec::new(),
             stopped: false,
             looping: false,
+            prose: ProseWatch::default(),
+            rambling: false,
             constraint,
             template,
             job,
@@ -253,6 +259,10 @@ impl Engine {
                         a.pending.clear();
                     } else if repeats_itself(&a.output) {
                         a.looping = true;
+                    } else {
+                        let piece = self.tokenizer.decode(&a.output[a.prose.seen..]);
+                        a.prose.seen = a.output.len();
+                        a.rambling = a.prose.push(&piece);
                     }
                 }
             }
@@ -305,6 +315,7 @@ impl Engine {
         a.generating()
             && (a.stopped
                 || a.looping
+                || a.rambling
                 || a.output.len() >= a.job.max_tokens
                 || a.kv.len() + a.pending.len().max(1) >= self.model.context)
     }
@@ -351,6 +362,8 @@ impl Engine {
         let stopped = a.stopped;
         if a.looping {
             self.log_unfinished("it repeats itself", &a);
+        } else if a.rambling {
+            self.log_unfinished("its program turned into prose", &a);
         } else if !stopped {
             self.log_unfinished("it ran out of tokens", &a);
         }

@@ -23,6 +23,7 @@ use regex::Regex;
 
 use super::{Gate, GoalFiles, Steer, SteerContext};
 use crate::decision::Decision;
+use crate::journal::JournalEntry;
 use crate::tools::{ToolEffect, Toolbox};
 
 /// The steer's name (switches, journals).
@@ -55,6 +56,13 @@ impl Steer for EditCheck {
             note.push_str(&offer);
         }
         Gate::refuse(note)
+    }
+
+    fn closing(&self, cx: &SteerContext<'_>) -> String {
+        if cx.history.last().is_some_and(JournalEntry::is_error) {
+            return String::new();
+        }
+        changed_note(cx.files, cx.toolbox)
     }
 
     fn narrow(&self, cx: &SteerContext<'_>) -> Option<Vec<String>> {
@@ -215,6 +223,41 @@ pub fn unchanged(files: &GoalFiles, toolbox: &Toolbox) -> Vec<String> {
     files.edits.iter().map(|e| e.file.clone()).collect()
 }
 
+/// What the closing request says once every file the goal asks to change
+/// has changed and every file it asks to write is there: that the goal may
+/// be reached, with the `finish` reply spelled out (the finish check's
+/// [`written_note`](super::finish_check::written_note) for a goal's new
+/// files). Small models that saved a fix go on running it until a guard
+/// stops them (session 39: both runs the edit offer saved). Empty while a
+/// file is unchanged or missing, or when the goal changes none.
+pub fn changed_note(files: &GoalFiles, toolbox: &Toolbox) -> String {
+    if files.edits.is_empty() || !files.missing(toolbox).is_empty() {
+        return String::new();
+    }
+    let all_changed = files
+        .edits
+        .iter()
+        .all(|edit| hash_of(&edit.file, toolbox) != Some(edit.before));
+    if !all_changed {
+        return String::new();
+    }
+    let names: Vec<String> = files.edits.iter().map(|e| e.file.clone()).collect();
+    let quoted = super::quoted_names(&names);
+    let one = names.len() == 1;
+    let reply = serde_json::json!({
+        "thought": format!("{} changed", names.join(", ")),
+        "action": {"name": crate::decision::FINISH, "args": {"result": "<what you changed>"}},
+    });
+    format!(
+        "The goal's {} to change ({quoted}) {} changed now. If {} what the goal asks for, the goal is reached: reply {reply}. Change {} again only if {} wrong.",
+        if one { "file" } else { "files" },
+        if one { "is" } else { "are" },
+        if one { "it holds" } else { "they hold" },
+        if one { "it" } else { "them" },
+        if one { "it is" } else { "they are" },
+    )
+}
+
 /// The observation of a `finish` held back because `unchanged` are as
 /// they were.
 pub fn note(unchanged: &[String]) -> String {
@@ -345,10 +388,15 @@ mod tests {
         let cx = super::super::test_context(goal, &files, &toolbox, &history);
         assert_eq!(EditCheck.gate(&cx, &finish, false), Gate::Go);
         assert_eq!(EditCheck.narrow(&cx), Some(v(&["write_file", "finish"])));
-        // Once the file changed, the finish goes.
+        assert_eq!(EditCheck.closing(&cx), "");
+        // Once the file changed, the finish goes, and the request says so.
         std::fs::write(dir.path().join("calc.py"), "print(5)\n").unwrap();
         let cx = super::super::test_context(goal, &files, &toolbox, &[]);
         assert_eq!(EditCheck.gate(&cx, &finish, false), Gate::Go);
+        assert_eq!(
+            EditCheck.closing(&cx),
+            "The goal's file to change (`calc.py`) is changed now. If it holds what the goal asks for, the goal is reached: reply {\"thought\":\"calc.py changed\",\"action\":{\"name\":\"finish\",\"args\":{\"result\":\"<what you changed>\"}}}. Change it again only if it is wrong."
+        );
     }
 
     #[test]
