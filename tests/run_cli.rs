@@ -95,6 +95,63 @@ async fn the_first_prompt_lists_the_workspace_unless_turned_off() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_finish_while_the_file_to_fix_is_unchanged_is_answered_once_and_the_next_answer_writes() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("calc.py"), "print(4)\n").unwrap();
+    let goal = "Running calc.py prints 4. Fix it so that it prints 5.";
+    let server = ScriptedServer::start(vec![
+        finish("5"),
+        decision(
+            "write_file",
+            json!({"path": "calc.py", "content": "print(5)\n"}),
+        ),
+        finish("calc.py prints 5 now"),
+    ])
+    .await;
+    let logs = tempfile::tempdir().unwrap();
+    let journal = logs.path().join("journal.jsonl");
+    let run = run_in(
+        goal,
+        ws.path(),
+        &server,
+        &["--json", "--journal", journal.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.outcome()["status"], "finished");
+    assert_eq!(run.outcome()["rounds"], 3);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("calc.py")).unwrap(),
+        "print(5)\n"
+    );
+    let lines = common::journal_lines(&journal);
+    assert_eq!(lines[0]["steered_by"], "edit_check");
+    assert_eq!(lines[2]["prompted_by"], "edit_check");
+    let told = common::observation_of(&server.prompt_text(1), 1)
+        .unwrap()
+        .to_string();
+    assert!(
+        told.contains("not finished yet: the goal asks you to change `calc.py`, and it is still exactly as it was before your work"),
+        "{told}"
+    );
+    // The answer after the note may only write a file or finish.
+    let schema = server.requests()[1]["response_format"]["json_schema"]["schema"].to_string();
+    assert!(
+        schema.contains("write_file") && schema.contains("\"finish\""),
+        "{schema}"
+    );
+    assert!(!schema.contains("read_file"), "{schema}");
+    // Once the file changed, the request says so and spells out the finish.
+    assert!(
+        server
+            .prompt_text(2)
+            .contains("The goal's file to change (`calc.py`) is changed now."),
+        "{}",
+        server.prompt_text(2)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_finish_before_the_goal_s_file_exists_is_answered_once_with_a_note() {
     let ws = workspace();
     let goal = "Write the word hello to answer.txt";

@@ -39,7 +39,7 @@ impl Steer for EditCheck {
     }
 
     fn about(&self) -> &'static str {
-        "answers the first `finish` with a note while every file the goal asks to change is still as it was; the next decision writes a file"
+        "answers the first `finish` with a note while every file the goal asks to change is still as it was (the next decision may only write or finish); says when all have changed"
     }
 
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
