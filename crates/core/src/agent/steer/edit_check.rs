@@ -1,7 +1,8 @@
 //! **Edit check**: a `finish` while every file the goal asks the run to
 //! change is still exactly as it was before round 1 is answered, once,
 //! with a note instead of ending the run, and the next decision may only
-//! write a file.
+//! write a file or finish. Once every one of them has changed, the closing
+//! request says so and spells out the `finish` reply ([`changed_note`]).
 //!
 //! Asked to fix or change a file in place, small models often do the work
 //! where it does not last: they run the corrected script with `run_code`
@@ -30,7 +31,8 @@ use crate::tools::{ToolEffect, Toolbox};
 pub const NAME: &str = "edit_check";
 
 /// The edit check as a steer: gates `finish` while the files to change
-/// are unchanged, and narrows the next decision to writing one.
+/// are unchanged, narrows the next decision to writing one (or
+/// finishing), and says when they have all changed.
 pub struct EditCheck;
 
 impl Steer for EditCheck {
