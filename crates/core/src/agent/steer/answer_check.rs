@@ -10,7 +10,7 @@
 //! it watches `write_file` alone and only English "just"/"only"). Checking
 //! at the finish sees every way the file was written, and the model's own
 //! answer says what it meant the file to hold. The loop sees it without a
-//! model call: one of the goal's output files is one line that holds the
+//! model call: one of the goal's output files is one short line that holds the
 //! answer as a whole word with other text around it, and the goal neither
 //! spells that other text out nor asks for a sentence or a program's
 //! output. A reply spelled out is copied almost every time (see
@@ -58,6 +58,11 @@ const MAX_WORDS: usize = 3;
 /// Most characters in an answer offered alone.
 const MAX_CHARS: usize = 40;
 
+/// Most characters on the file's line: a value with a label or a short
+/// sentence around it. A longer line is prose the goal may want (a
+/// one-line summary that happens to hold the answer's word).
+const MAX_LINE: usize = 80;
+
 /// A goal that asks for text around the value: a sentence, a line of a
 /// given form, or what a program prints.
 static WORDS_WANTED: LazyLock<Regex> = LazyLock::new(|| {
@@ -85,7 +90,7 @@ pub fn refusal(goal: &str, outputs: &[String], result: &str, toolbox: &Toolbox) 
         }
         let content = std::fs::read_to_string(&path).ok()?;
         let line = content.trim();
-        if line.contains('\n') || line == answer {
+        if line.contains('\n') || line == answer || line.chars().count() > MAX_LINE {
             return None;
         }
         let start = whole_word_at(line, answer)?;
@@ -188,6 +193,12 @@ mod tests {
         let printed = "Run calc.py and write what it prints to media.txt.";
         assert!(refusal(printed, &outputs(), "27", &toolbox).is_none());
         assert!(refusal(GOAL, &outputs(), "The total is 27 in all", &toolbox).is_none());
+        // A one-line summary that holds the answer's word is prose.
+        let (_dir, toolbox) = workspace(
+            "media.txt",
+            "Hermes is a runtime for agents, and it finishes real multi-step work reliably on small models.",
+        );
+        assert!(refusal(GOAL, &outputs(), "Hermes", &toolbox).is_none());
         // Lists are not one value.
         let (_dir, toolbox) = workspace("media.txt", "a: 1\nb: 2");
         assert!(refusal(GOAL, &outputs(), "1", &toolbox).is_none());
