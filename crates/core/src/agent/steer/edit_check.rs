@@ -244,19 +244,16 @@ pub fn changed_note(files: &GoalFiles, toolbox: &Toolbox) -> String {
         return String::new();
     }
     let names: Vec<String> = files.edits.iter().map(|e| e.file.clone()).collect();
-    let quoted = super::quoted_names(&names);
-    let one = names.len() == 1;
     let reply = serde_json::json!({
         "thought": format!("{} changed", names.join(", ")),
         "action": {"name": crate::decision::FINISH, "args": {"result": "<what you changed>"}},
     });
-    format!(
-        "The goal's {} to change ({quoted}) {} changed now. If {} what the goal asks for, the goal is reached: reply {reply}. Change {} again only if {} wrong.",
-        if one { "file" } else { "files" },
-        if one { "is" } else { "are" },
-        if one { "it holds" } else { "they hold" },
-        if one { "it" } else { "them" },
-        if one { "it is" } else { "they are" },
+    super::finish_check::reached_note(
+        &names,
+        " to change",
+        "changed",
+        "Change",
+        &reply.to_string(),
     )
 }
 

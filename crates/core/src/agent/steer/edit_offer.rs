@@ -50,16 +50,33 @@ impl Steer for EditOffer {
 }
 
 /// The offer for the latest round of `history` whose program qualifies
-/// (see [`offer`]), for a note that looks back over the run.
+/// (see [`offer`]), for a note that looks back over the run. The files to
+/// change are looked at once, not once per round.
 pub fn latest(cx: &SteerContext<'_>) -> Option<String> {
-    cx.history.iter().rev().find_map(|entry| offer(cx, entry))
+    let unchanged = super::edit_check::unchanged(cx.files, cx.toolbox);
+    if unchanged.is_empty() {
+        return None;
+    }
+    cx.history
+        .iter()
+        .rev()
+        .find_map(|entry| offer_among(cx.toolbox, &unchanged, entry))
 }
 
 /// The offer after `entry`: when it is a `run_code` that succeeded and
 /// its program is a changed copy of one of the goal's unchanged files to
 /// change, the `write_file` reply that saves the change there.
 pub fn offer(cx: &SteerContext<'_>, entry: &JournalEntry) -> Option<String> {
-    let toolbox = cx.toolbox;
+    let ran_code = cx.toolbox.effect(&entry.action) == ToolEffect::RunsCode && !entry.is_error();
+    if !ran_code {
+        return None;
+    }
+    let unchanged = super::edit_check::unchanged(cx.files, cx.toolbox);
+    offer_among(cx.toolbox, &unchanged, entry)
+}
+
+/// [`offer`] with the goal's files still unchanged given (`unchanged`).
+fn offer_among(toolbox: &Toolbox, unchanged: &[String], entry: &JournalEntry) -> Option<String> {
     if toolbox.effect(&entry.action) != ToolEffect::RunsCode || entry.is_error() {
         return None;
     }
@@ -70,7 +87,6 @@ pub fn offer(cx: &SteerContext<'_>, entry: &JournalEntry) -> Option<String> {
         .get("language")
         .and_then(Value::as_str)
         .unwrap_or("python");
-    let unchanged = super::edit_check::unchanged(cx.files, toolbox);
     unchanged.iter().find_map(|file| {
         if !same_language(file, language) {
             return None;

@@ -86,16 +86,28 @@ pub fn written_note(outputs: &[String], toolbox: &Toolbox) -> String {
     if !all_there {
         return String::new();
     }
-    let names = super::quoted_names(outputs);
-    let one = outputs.len() == 1;
     // The reply is spelled out: a small model that ignores advice in words
     // still copies a JSON template.
+    let reply = format!(
+        "{{\"thought\": \"{} written\", \"action\": {{\"name\": \"finish\", \"args\": {{\"result\": \"<the answer itself>\"}}}}}}",
+        outputs.join(", ")
+    );
+    reached_note(outputs, "", "written", "Write", &reply)
+}
+
+/// The sentence that says the goal's files `names` are `done` now
+/// ("written", "changed"; `kind` follows "file" in the text, " to change")
+/// and spells out `reply`, the `finish` that ends the run; `redo` starts
+/// the last sentence ("Write them again only if they are wrong."). Shared
+/// by the finish check and the edit check.
+pub fn reached_note(names: &[String], kind: &str, done: &str, redo: &str, reply: &str) -> String {
+    let quoted = super::quoted_names(names);
+    let one = names.len() == 1;
     format!(
-        "The goal's {} ({names}) {} written now. If {} what the goal asks for, the goal is reached: reply {{\"thought\": \"{} written\", \"action\": {{\"name\": \"finish\", \"args\": {{\"result\": \"<the answer itself>\"}}}}}}. Write {} again only if {} wrong.",
+        "The goal's {}{kind} ({quoted}) {} {done} now. If {} what the goal asks for, the goal is reached: reply {reply}. {redo} {} again only if {} wrong.",
         if one { "file" } else { "files" },
         if one { "is" } else { "are" },
         if one { "it holds" } else { "they hold" },
-        names.replace('`', ""),
         if one { "it" } else { "them" },
         if one { "it is" } else { "they are" },
     )
