@@ -229,6 +229,35 @@ async fn the_grammar_holds_an_answer_to_the_schema_whatever_the_prompt_asks() {
     eprintln!("without the grammar: {}", free_reply.content);
 }
 
+/// A decision asked with a narrowed schema (as a steer's re-ask is, e.g.
+/// the repeat guidance's "this answer may not use read_file") cannot name
+/// the action left out, however plainly the prompt asks for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_narrowed_schema_keeps_the_left_out_action_out_of_the_answer() {
+    use hermes::agent::decide::decision_schema_among;
+    use hermes::tools::builtin::register_file_tools;
+    use hermes::tools::{Toolbox, Workspace};
+    let Some(model) = model() else { return };
+    let _loading = LOADING.lock().await;
+    set_threads(1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut toolbox = Toolbox::new();
+    register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+    let among: Vec<String> = ["list_dir", "search_files", "finish"]
+        .map(String::from)
+        .to_vec();
+    let mut request = common::local_model::decision_request(
+        "Read the file a.txt with read_file. Your answer must be read_file with path a.txt.",
+    );
+    request.schema = Some(Arc::new(decision_schema_among(&toolbox, Some(&among))));
+    let llm = NativeLlm::load(NativeConfig::new(&model)).unwrap();
+    let reply = llm.chat(&request).await.unwrap();
+    let value: serde_json::Value = serde_json::from_str(reply.content.trim())
+        .unwrap_or_else(|e| panic!("not strict JSON ({e}): {}", reply.content));
+    let name = value["action"]["name"].as_str().unwrap_or_default();
+    assert!(among.iter().any(|a| a == name), "{value}");
+}
+
 /// The same prompts under the grammar, greedy, on both engines: the same
 /// actions. Their thoughts and arguments may part where the two engines'
 /// arithmetic (candle's and llama.cpp's quantized kernels) puts two

@@ -36,6 +36,9 @@ pub(crate) struct Run<'a> {
     goal: &'a str,
     /// The goal's own work: the text whose file names the steers read.
     work: &'a str,
+    /// The work as a steer extended it before round 1 (see
+    /// [`steer::Steer::work`]), when one did.
+    extended: Option<String>,
     /// Built once: it is the same every round (and so a stable prompt prefix).
     system: Arc<str>,
     deadline: Instant,
@@ -78,6 +81,7 @@ impl<'a> Run<'a> {
             agent,
             goal,
             work,
+            extended: None,
             cancel,
             journal,
             usage: Usage::default(),
@@ -115,8 +119,9 @@ impl<'a> Run<'a> {
         // Only a run that can write files has outputs: the steers act on
         // writes, and the finish is checked against them (`incomplete`).
         let toolbox = &self.agent.toolbox;
+        self.extended = steer::work(steers, self.work, toolbox);
         if toolbox.first_with(ToolEffect::Writes).is_some() {
-            self.files = GoalFiles::of(self.work, toolbox);
+            self.files = GoalFiles::of(self.work(), toolbox);
         }
         let first_round = self.journal.entries().len() as u32 + 1;
         let cx = self.steer_context();
@@ -127,9 +132,14 @@ impl<'a> Run<'a> {
     }
 
     /// What the steers see of this run now.
+    /// The work the steers read: the goal's own, or as a steer extended it.
+    pub(super) fn work(&self) -> &str {
+        self.extended.as_deref().unwrap_or(self.work)
+    }
+
     fn steer_context(&self) -> SteerContext<'_> {
         SteerContext {
-            goal: self.work,
+            goal: self.work(),
             files: &self.files,
             toolbox: &self.agent.toolbox,
             history: self.journal.entries(),

@@ -139,7 +139,7 @@ impl Run<'_> {
             if let Some(last) = messages.last_mut() {
                 last.content.push_str("\n\n");
                 last.content.push_str(steer::REREAD);
-                last.content.push_str(self.work);
+                last.content.push_str(self.work());
             }
         }
         let schema = Arc::new(decide::decision_schema_among(

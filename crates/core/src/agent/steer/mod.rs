@@ -41,10 +41,12 @@ pub mod edit_offer;
 pub mod finish_check;
 pub mod goal_files;
 pub mod input_preview;
+pub mod instructions_file;
 pub mod label_check;
 pub mod read_check;
 pub mod repeat_guidance;
 mod switches;
+pub mod unread_files;
 pub mod worked_example;
 pub mod workspace_listing;
 pub mod write_offer;
@@ -210,6 +212,13 @@ pub trait Steer: Send + Sync {
     fn narrow(&self, _cx: &SteerContext<'_>) -> Option<Vec<String>> {
         None
     }
+    /// The run's work as the steers read it (the goal's files, the goal
+    /// read again), when this steer extends `goal`, read once before
+    /// round 1 (`None`: the work is the goal's own). The model's prompt
+    /// is not changed by it.
+    fn work(&self, _goal: &str, _toolbox: &Toolbox) -> Option<String> {
+        None
+    }
     /// After `decision` acted with `result`: the other answers to draw in
     /// its place, when this steer rejects that result (`None`: it stands).
     /// The first drawn answer that [`Steer::eligible`] allows and whose
@@ -248,6 +257,7 @@ pub trait Steer: Send + Sync {
 /// Every steer, in order of precedence. Adding a steer: one file in this
 /// folder, one line here.
 pub static ALL: &[&dyn Steer] = &[
+    &instructions_file::InstructionsFile,
     &workspace_listing::WorkspaceListing,
     &input_preview::InputPreview,
     &code_retry::CodeRetry,
@@ -348,6 +358,12 @@ pub fn vote(
 /// The actions the first steer on that narrows the next decision allows.
 pub fn narrowed(steers: &Steers, cx: &SteerContext<'_>) -> Option<Vec<String>> {
     active(steers).find_map(|steer| steer.narrow(cx))
+}
+
+/// The work as the first steer on that extends `goal` gives it (`None`:
+/// the goal's own).
+pub fn work(steers: &Steers, goal: &str, toolbox: &Toolbox) -> Option<String> {
+    active(steers).find_map(|steer| steer.work(goal, toolbox))
 }
 
 /// The first closing sentence among the steers on that is not empty, with

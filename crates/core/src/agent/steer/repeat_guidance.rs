@@ -62,14 +62,18 @@ impl super::Steer for RepeatGuidance {
         if changed_since(cx, earlier.round) {
             return super::Gate::Go;
         }
+        // Where to go instead: files it was shown the names of and never
+        // read (a run that repeats itself was, in every dev run the
+        // repetition guard ended, one read short of one).
+        let unread = super::unread_files::sentence(&super::unread_files::unread(cx));
         if !reasked {
             return super::Gate::Reask {
-                note: reask_note(earlier),
+                note: format!("{}{unread}", reask_note(earlier)),
                 among: Some(other_actions(cx.toolbox, &decision.action.name)),
             };
         }
         super::Gate::Refuse {
-            note: refusal(earlier).error.unwrap_or_default(),
+            note: format!("{}{unread}", refusal(earlier).error.unwrap_or_default()),
             repeat_of: Some(earlier.round),
         }
     }
