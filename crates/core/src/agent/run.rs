@@ -131,12 +131,12 @@ impl<'a> Run<'a> {
         self.shown = opening.shown;
     }
 
-    /// What the steers see of this run now.
     /// The work the steers read: the goal's own, or as a steer extended it.
     pub(super) fn work(&self) -> &str {
         self.extended.as_deref().unwrap_or(self.work)
     }
 
+    /// What the steers see of this run now.
     fn steer_context(&self) -> SteerContext<'_> {
         SteerContext {
             goal: self.work(),

@@ -16,6 +16,11 @@
 //! output. A reply spelled out is copied almost every time (see
 //! [`write_offer`](super::write_offer)); a second `finish` ends the run
 //! whatever the file holds.
+//!
+//! **Off by default since session 40** (EVALS.md, section 37): it acted in
+//! 1 run of each dev pass and in none of 152 held-out runs (four passes,
+//! sessions 39 and 40), so by the project's rule it is a patch of the dev
+//! suite; `--steer answer_check=on` turns it on.
 
 use std::sync::LazyLock;
 
@@ -39,6 +44,11 @@ impl Steer for AnswerCheck {
 
     fn about(&self) -> &'static str {
         "answers the first `finish` whose bare answer sits inside more words in the goal's file with the write of the answer alone spelled out"
+    }
+
+    fn on_by_default(&self) -> bool {
+        // Acted in no held-out run of four passes (EVALS.md, section 37).
+        false
     }
 
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {

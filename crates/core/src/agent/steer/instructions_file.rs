@@ -6,10 +6,10 @@
 //! Why: such a goal names one file and nothing to write, so every check
 //! that knows the goal's files knows nothing: the finish check cannot see
 //! that `shortlist.txt`, which only the instructions name, was never
-//! written (a dev run finished in round 1 with a summary of the steps and
-//! no file, EVALS.md section 37), the write offer has no file to offer,
-//! the input preview does not show the data the steps read, and the code
-//! vote's draws read the goal again without its steps. With the file's
+//! written (a dev run's `finish` in round 1, a summary of the steps and
+//! no file, was taken as done; EVALS.md section 37), the write offer has
+//! no file to offer, the input preview does not show the data the steps
+//! read, and the code vote's draws read the goal again without its steps. With the file's
 //! text joined to the work, the files its steps name are the goal's files
 //! like any others (outputs absent before round 1, inputs present), and
 //! every steer treats them so. The model's own prompt is unchanged: the

@@ -13,6 +13,9 @@
 //! grammar), it is not run but answered with an error that points back at
 //! that round ([`refusal`]); the refused call still counts for the
 //! repetition guard, so a model that cannot let go is stopped as before.
+//! Both notes end with the files the goal and earlier results named that
+//! no round has read yet ([`super::unread_files`]): barred from one
+//! repeat, a small model otherwise repeats another earlier call.
 //!
 //! A call is a repeat only while the workspace is as it was: after a round
 //! that wrote a file or ran code successfully, the same call may give
