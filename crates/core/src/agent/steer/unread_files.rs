@@ -134,19 +134,13 @@ mod tests {
 
     use super::*;
     use crate::agent::steer::{test_context, GoalFiles};
-    use crate::tools::builtin::{register_file_tools, RunCode};
+    use crate::tools::builtin::RunCode;
     use crate::tools::sandbox::SandboxConfig;
-    use crate::tools::{Toolbox, Workspace};
+    use crate::tools::Toolbox;
 
+    /// The goal-files tests' workspace, with `run_code` too.
     fn workspace(files: &[&str]) -> (tempfile::TempDir, Toolbox) {
-        let dir = tempfile::tempdir().unwrap();
-        for file in files {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
-        let mut toolbox = Toolbox::new();
-        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        let (dir, mut toolbox) = crate::agent::steer::goal_files::tests::toolbox(files);
         toolbox.register(RunCode::new(SandboxConfig::new(dir.path())));
         (dir, toolbox)
     }
