@@ -317,7 +317,14 @@ async fn csv_text_compared_with_a_number_is_read_as_a_number_and_the_code_runs()
     )
     .unwrap();
     let compared = "import csv\nrows = list(csv.DictReader(open('users.csv')))\nold = sorted(r['name'] for r in rows if r['age'] > 30)\nprint(old)";
-    let seen = run_once(ws.path(), compared, &[]).await;
+    // With code actions (the default) a CSV cell that holds a number
+    // compares as one: nothing to repair.
+    let direct = run_once(ws.path(), compared, &[]).await;
+    assert_eq!(direct["status"], "ok", "{direct}");
+    assert_eq!(direct["data"]["stdout"], "['ana', 'cy']\n", "{direct}");
+    assert!(direct["data"].get("repaired").is_none(), "{direct}");
+    // Each program alone: the failing comparison is rerun as a number.
+    let seen = run_once(ws.path(), compared, &["--no-code-actions"]).await;
     assert_eq!(seen["status"], "ok", "{seen}");
     assert_eq!(seen["data"]["stdout"], "['ana', 'cy']\n", "{seen}");
     assert_eq!(
@@ -326,7 +333,12 @@ async fn csv_text_compared_with_a_number_is_read_as_a_number_and_the_code_runs()
     );
 
     // Where run_code may write, nothing is rerun: the error says the fix.
-    let told = run_once(ws.path(), compared, &["--allow-code-writes"]).await;
+    let told = run_once(
+        ws.path(),
+        compared,
+        &["--allow-code-writes", "--no-code-actions"],
+    )
+    .await;
     assert_eq!(told["status"], "error", "{told}");
     assert!(
         told["error"]
@@ -334,6 +346,46 @@ async fn csv_text_compared_with_a_number_is_read_as_a_number_and_the_code_runs()
             .unwrap()
             .ends_with("the comparison should read `float(r['age']) > 30`"),
         "{told}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn csv_cells_that_hold_numbers_act_as_numbers_in_code_actions() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("orders.csv"),
+        "id,customer,amount,score\n1,Acme,250,9\n2,Globex,120.5,10\n3,Initech,90,8\n",
+    )
+    .unwrap();
+    // Sums, an index, ordering, a numeric format: what small models write
+    // as if csv gave numbers. Text stays text where it is used as text.
+    let program = "import csv\nrows = list(csv.DictReader(open('orders.csv')))\n\
+        total = 0\nfor r in rows:\n    total += r['amount']\n\
+        print(total, sum(r['amount'] for r in rows))\n\
+        print(rows[rows[1]['id'] - 1]['customer'], max(rows, key=lambda r: r['score'])['customer'])\n\
+        print(f\"{rows[1]['amount']:.2f}\", rows[0]['amount'] == 250, rows[0]['id'] == '1')\n\
+        print(rows[0]['customer'] + '!', rows[0]['id'] + '-a', len(rows[0]['amount']))\n\
+        print(list(csv.reader(open('orders.csv')))[0])";
+    let seen = run_once(ws.path(), program, &[]).await;
+    assert_eq!(seen["status"], "ok", "{seen}");
+    assert_eq!(
+        seen["data"]["stdout"],
+        "460.5 460.5\nGlobex Globex\n120.50 True True\nAcme! 1-a 3\n['id', 'customer', 'amount', 'score']\n",
+        "{seen}"
+    );
+    // A cell that is not a whole number fails int() as Python's text does,
+    // and the traceback shows the program's frames only.
+    let failed = run_once(
+        ws.path(),
+        "import csv\nrows = list(csv.DictReader(open('orders.csv')))\nprint(int(rows[1]['amount']))",
+        &[],
+    )
+    .await;
+    assert_eq!(failed["status"], "error", "{failed}");
+    let stderr = failed["data"]["stderr"].as_str().unwrap();
+    assert_eq!(
+        stderr,
+        "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nValueError: invalid literal for int() with base 10: '120.5'\n"
     );
 }
 

@@ -87,13 +87,50 @@ impl Workspace {
             .collect()
     }
 
+    /// The files under `folder` (a path relative to the root), nearest the
+    /// folder first, each as a path relative to the root; hidden entries
+    /// are left out. `None` when `folder` is not a folder of the workspace
+    /// or holds more than `max` files.
+    pub fn files_under(&self, folder: &str, max: usize) -> Option<Vec<String>> {
+        let start = self.resolve(folder).ok()?;
+        if !start.is_dir() || self.is_state(&start) {
+            return None;
+        }
+        let start = start.strip_prefix(self.root()).ok()?.to_path_buf();
+        let mut files = Vec::new();
+        let mut over = false;
+        self.walk_from(start, |path, metadata| {
+            if over {
+                return false;
+            }
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if !hidden && metadata.is_some_and(fs::Metadata::is_file) {
+                over = files.len() == max;
+                files.push(path.to_string_lossy().into_owned());
+            }
+            !over
+        });
+        (!over).then_some(files)
+    }
+
     /// Visits the tree breadth first, each folder's entries in name order,
     /// with each entry's path relative to the root and its metadata; a
     /// folder is walked into when `visit` returns true for it and it is not
     /// hidden. Hermes's own folder is skipped; at most [`MAX_VISITED`]
     /// entries are visited.
-    pub(crate) fn walk(&self, mut visit: impl FnMut(&Path, Option<&fs::Metadata>) -> bool) {
-        let mut folders = VecDeque::from([PathBuf::new()]);
+    pub(crate) fn walk(&self, visit: impl FnMut(&Path, Option<&fs::Metadata>) -> bool) {
+        self.walk_from(PathBuf::new(), visit);
+    }
+
+    /// [`walk`](Self::walk) from `start`, a folder relative to the root.
+    fn walk_from(
+        &self,
+        start: PathBuf,
+        mut visit: impl FnMut(&Path, Option<&fs::Metadata>) -> bool,
+    ) {
+        let mut folders = VecDeque::from([start]);
         let mut visited = 0;
         while let Some(folder) = folders.pop_front() {
             let Ok(read) = fs::read_dir(self.root().join(&folder)) else {
@@ -136,6 +173,33 @@ mod tests {
         }
         let workspace = Workspace::new(dir.path()).unwrap();
         (dir, workspace)
+    }
+
+    #[test]
+    fn the_files_under_a_folder_are_listed_unless_there_are_too_many() {
+        let (_dir, ws) = tree(&[
+            ("reports/b.json", "{}"),
+            ("reports/a.json", "{}"),
+            ("reports/old/c.json", "{}"),
+            ("reports/.hidden", "x"),
+            ("other.txt", "x"),
+        ]);
+        assert_eq!(
+            ws.files_under("reports/", 3).unwrap(),
+            ["reports/a.json", "reports/b.json", "reports/old/c.json"]
+        );
+        assert_eq!(
+            ws.files_under("reports", 2),
+            None,
+            "three files, at most two"
+        );
+        assert_eq!(
+            ws.files_under("other.txt", 5),
+            None,
+            "a file is not a folder"
+        );
+        assert_eq!(ws.files_under("missing/", 5), None);
+        assert_eq!(ws.files_under("../", 5), None, "outside the workspace");
     }
 
     #[test]

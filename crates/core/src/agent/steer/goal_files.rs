@@ -12,7 +12,8 @@ pub struct GoalFiles {
     /// Named files absent before round 1: what the run should write.
     pub outputs: Vec<String>,
     /// Named files present before round 1 (at the path or under the same
-    /// name elsewhere): what the run should read.
+    /// name elsewhere), then the files of the folders it names (see
+    /// [`super::goal_folders`]): what the run should read.
     pub inputs: Vec<String>,
     /// Named inputs the goal asks the run to change in place, each with a
     /// hash of its bytes before round 1 (see [`super::edit_check`]).
@@ -24,9 +25,10 @@ impl GoalFiles {
     /// without a workspace).
     pub fn of(goal: &str, toolbox: &Toolbox) -> Self {
         let outputs = outputs(goal, toolbox);
-        let inputs = inputs(goal, toolbox, &outputs);
-        let targets = super::edit_check::targets(goal, &inputs, &outputs);
+        let named = inputs(goal, toolbox, &outputs);
+        let targets = super::edit_check::targets(goal, &named, &outputs);
         let edits = super::edit_check::snapshot(&targets, toolbox);
+        let inputs = with_folders(named, goal, toolbox);
         Self {
             outputs,
             inputs,
@@ -157,6 +159,17 @@ pub fn inputs(goal: &str, toolbox: &Toolbox, outputs: &[String]) -> Vec<String> 
         .collect()
 }
 
+/// `named` (the goal's named inputs, see [`inputs`]) followed by the files
+/// of the folders `goal` names that `named` does not hold already.
+pub fn with_folders(mut named: Vec<String>, goal: &str, toolbox: &Toolbox) -> Vec<String> {
+    for file in super::goal_folders::files(goal, toolbox) {
+        if !named.contains(&file) {
+            named.push(file);
+        }
+    }
+    named
+}
+
 /// The last part of a workspace path.
 pub(crate) fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
@@ -237,6 +250,24 @@ pub(crate) mod tests {
             "Read settings.ini in the workspace root and write the value of timeout to answer.txt.";
         assert_eq!(outputs(goal, &toolbox), vec!["answer.txt"]);
     }
+    #[test]
+    fn a_named_folder_s_files_are_inputs_but_not_files_to_change() {
+        let (_dir, toolbox) = toolbox(&["teams/a.txt", "teams/b.txt"]);
+        let files = GoalFiles::of(
+            "The files in teams/ list names. Fix nothing; write the count to people.txt.",
+            &toolbox,
+        );
+        assert_eq!(files.outputs, ["people.txt"]);
+        assert_eq!(files.inputs, ["teams/a.txt", "teams/b.txt"]);
+        let (_dir, toolbox) = super::tests::toolbox(&["solo/list.txt"]);
+        let one = GoalFiles::of("Update the file in solo/ so it is sorted.", &toolbox);
+        assert_eq!(one.inputs, ["solo/list.txt"]);
+        assert!(
+            one.edits.is_empty(),
+            "a folder's file is not the goal's one file to change"
+        );
+    }
+
     #[test]
     fn the_inputs_are_the_named_files_that_exist() {
         let (_dir, toolbox) = toolbox(&["temperatures.csv", "conf/settings.ini"]);

@@ -1,4 +1,5 @@
-//! **Input preview**: the text of the small files a goal names, read by the
+//! **Input preview**: the text of the small files a goal names (and of the
+//! files of a folder it names, see [`super::goal_folders`]), read by the
 //! loop before round 1 and shown after the workspace listing in the first
 //! prompt.
 //!
@@ -48,7 +49,7 @@ impl Steer for InputPreview {
     }
 
     fn about(&self) -> &'static str {
-        "shows the text of the small files the goal names (or of a workspace of a few files) in the first prompt, read once before round 1"
+        "shows the text of the small files the goal names (and of the folders it names, or of a workspace of a few files) in the first prompt, read once before round 1"
     }
 
     async fn opening(&self, cx: &SteerContext<'_>, first_round: u32) -> Opening {
@@ -56,6 +57,7 @@ impl Steer for InputPreview {
             return Opening::default();
         };
         let named = goal_files::inputs(cx.goal, cx.toolbox, &cx.files.outputs);
+        let named = goal_files::with_folders(named, cx.goal, cx.toolbox);
         tokio::task::spawn_blocking(move || preview(&workspace, &named, first_round))
             .await
             .unwrap_or_default()

@@ -40,6 +40,7 @@ pub mod edit_check;
 pub mod edit_offer;
 pub mod finish_check;
 pub mod goal_files;
+pub mod goal_folders;
 pub mod input_preview;
 pub mod instructions_file;
 pub mod label_check;

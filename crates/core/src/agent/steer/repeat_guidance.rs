@@ -14,8 +14,10 @@
 //! that round ([`refusal`]); the refused call still counts for the
 //! repetition guard, so a model that cannot let go is stopped as before.
 //! Both notes end with the files the goal and earlier results named that
-//! no round has read yet ([`super::unread_files`]): barred from one
-//! repeat, a small model otherwise repeats another earlier call.
+//! no round has read yet ([`super::unread_files`]), and the read of the
+//! first of them spelled out as a reply ([`super::unread_files::read_offer`]):
+//! barred from one repeat, a small model otherwise repeats another earlier
+//! call, even with the unread files named (EVALS.md, section 38).
 //!
 //! A call is a repeat only while the workspace is as it was: after a round
 //! that wrote a file or ran code successfully, the same call may give
@@ -68,15 +70,23 @@ impl super::Steer for RepeatGuidance {
         // Where to go instead: files it was shown the names of and never
         // read (a run that repeats itself was, in every dev run the
         // repetition guard ended, one read short of one).
-        let unread = super::unread_files::sentence(&super::unread_files::unread(cx));
+        let files = super::unread_files::unread(cx);
+        let unread = super::unread_files::sentence(&files);
+        let read = |not: &str| super::unread_files::read_offer(cx.toolbox, &files, not);
         if !reasked {
+            // The re-asked answer may not use the repeated action.
+            let offer = read(&decision.action.name);
             return super::Gate::Reask {
-                note: format!("{}{unread}", reask_note(earlier)),
+                note: format!("{}{unread}{offer}", reask_note(earlier)),
                 among: Some(other_actions(cx.toolbox, &decision.action.name)),
             };
         }
         super::Gate::Refuse {
-            note: format!("{}{unread}", refusal(earlier).error.unwrap_or_default()),
+            note: format!(
+                "{}{unread}{}",
+                refusal(earlier).error.unwrap_or_default(),
+                read("")
+            ),
             repeat_of: Some(earlier.round),
         }
     }

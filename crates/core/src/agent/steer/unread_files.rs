@@ -67,6 +67,28 @@ pub fn sentence(unread: &[String]) -> String {
     )
 }
 
+/// The tool that reads one file by its `path` (the built-in's name).
+pub const READ_TOOL: &str = "read_file";
+
+/// The reply that reads the first of `unread`, spelled out as the write
+/// offer spells out its write (a small model copies a reply it is shown
+/// far more often than it follows a list of names), when `toolbox` has
+/// [`READ_TOOL`] and `not` (the action the answer may not use) is not it.
+/// Empty otherwise.
+pub fn read_offer(toolbox: &crate::tools::Toolbox, unread: &[String], not: &str) -> String {
+    let Some(first) = unread.first() else {
+        return String::new();
+    };
+    if not == READ_TOOL || !toolbox.names().contains(&READ_TOOL) {
+        return String::new();
+    }
+    let reply = serde_json::json!({
+        "thought": format!("{first} is named but not read yet"),
+        "action": {"name": READ_TOOL, "args": {"path": first}},
+    });
+    format!(" If reading `{first}` is the next step, reply {reply}")
+}
+
 /// The workspace paths `entry`'s result names, when it succeeded: a
 /// file's text or a program's output (the file names in it), a folder's
 /// entries (joined to the folder), a search's matching files.
@@ -193,6 +215,24 @@ mod tests {
         ));
         let cx = test_context("Follow start.txt.", &files, &toolbox, &history);
         assert!(unread(&cx).is_empty(), "{:?}", unread(&cx));
+    }
+
+    #[test]
+    fn the_read_of_the_first_unread_file_is_spelled_out() {
+        let (_dir, toolbox) = workspace(&["teams/a.txt"]);
+        let unread = ["teams/a.txt".to_string(), "teams/b.txt".to_string()];
+        let offer = read_offer(&toolbox, &unread, "search_files");
+        let reply = offer
+            .strip_prefix(" If reading `teams/a.txt` is the next step, reply ")
+            .expect(&offer);
+        let reply: Value = serde_json::from_str(reply).unwrap();
+        assert_eq!(reply["action"]["name"], READ_TOOL);
+        assert_eq!(reply["action"]["args"], json!({"path": "teams/a.txt"}));
+        // Nothing to read, or reading barred, or no read tool: no offer.
+        assert_eq!(read_offer(&toolbox, &[], "search_files"), "");
+        assert_eq!(read_offer(&toolbox, &unread, READ_TOOL), "");
+        let no_reader = toolbox.subset(&["list_dir"]);
+        assert_eq!(read_offer(&no_reader, &unread, ""), "");
     }
 
     #[test]

@@ -89,6 +89,165 @@ def search_files(text, path="."):
     return found
 
 
+class _HNum(str):
+    """A CSV cell that holds a number: the text as read, a number where the
+    code uses it as one (arithmetic, ordering, comparison with a number, a
+    numeric format). Small models add, subtract and compare CSV cells as if
+    the csv module gave numbers; it gives text."""
+
+    __slots__ = ()
+
+    def _n(self):
+        t = str.strip(self)
+        try:
+            return int(t)
+        except ValueError:
+            return float(t)
+
+    def _other(self, o):
+        if isinstance(o, _HNum):
+            return o._n()
+        if isinstance(o, (int, float)) and not isinstance(o, bool):
+            return o
+        return None
+
+    def _op(self, o, f, text=None):
+        n = self._other(o)
+        if n is None:
+            return text(o) if text else NotImplemented
+        return f(self._n(), n)
+
+    def __add__(self, o):
+        return self._op(o, lambda a, b: a + b, lambda o: str.__add__(self, o))
+
+    def __radd__(self, o):
+        return self._op(o, lambda a, b: b + a)
+
+    def __sub__(self, o):
+        return self._op(o, lambda a, b: a - b)
+
+    def __rsub__(self, o):
+        return self._op(o, lambda a, b: b - a)
+
+    def __mul__(self, o):
+        return self._op(o, lambda a, b: a * b)
+
+    def __rmul__(self, o):
+        return self._op(o, lambda a, b: b * a)
+
+    def __truediv__(self, o):
+        return self._op(o, lambda a, b: a / b)
+
+    def __rtruediv__(self, o):
+        return self._op(o, lambda a, b: b / a)
+
+    def __floordiv__(self, o):
+        return self._op(o, lambda a, b: a // b)
+
+    def __rfloordiv__(self, o):
+        return self._op(o, lambda a, b: b // a)
+
+    def __mod__(self, o):
+        return self._op(o, lambda a, b: a % b)
+
+    def __pow__(self, o):
+        return self._op(o, lambda a, b: a ** b)
+
+    def __neg__(self):
+        return -self._n()
+
+    def __abs__(self):
+        return abs(self._n())
+
+    def __round__(self, digits=None):
+        return round(self._n(), digits)
+
+    def __float__(self):
+        return float(self._n())
+
+    def __int__(self):
+        n = self._n()
+        if isinstance(n, int):
+            return n
+        raise ValueError(f"invalid literal for int() with base 10: {str(self)!r}")
+
+    def __index__(self):
+        n = self._n()
+        if isinstance(n, int):
+            return n
+        raise TypeError(f"{str(self)!r} is not a whole number")
+
+    def __lt__(self, o):
+        return self._op(o, lambda a, b: a < b, lambda o: str.__lt__(self, o))
+
+    def __le__(self, o):
+        return self._op(o, lambda a, b: a <= b, lambda o: str.__le__(self, o))
+
+    def __gt__(self, o):
+        return self._op(o, lambda a, b: a > b, lambda o: str.__gt__(self, o))
+
+    def __ge__(self, o):
+        return self._op(o, lambda a, b: a >= b, lambda o: str.__ge__(self, o))
+
+    def __eq__(self, o):
+        if isinstance(o, (int, float)) and not isinstance(o, bool):
+            return self._n() == o
+        return str.__eq__(self, o)
+
+    def __ne__(self, o):
+        return not self.__eq__(o)
+
+    __hash__ = str.__hash__
+
+    def __format__(self, spec):
+        if spec and (spec[-1] in "bcdeEfFgGnoxX%" or "," in spec or "_" in spec):
+            return format(self._n(), spec)
+        return str.__format__(self, spec)
+
+    def __reduce__(self):
+        return (_HNum, (str(self),))
+
+
+_H_NUMBER = None
+
+
+def _h_cell(text):
+    global _H_NUMBER
+    if _H_NUMBER is None:
+        import re
+
+        _H_NUMBER = re.compile(r"\s*[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*\Z")
+    return _HNum(text) if isinstance(text, str) and _H_NUMBER.match(text) else text
+
+
+class _HReader:
+    """csv.reader's rows, with each cell that holds a number an _HNum."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return [_h_cell(c) for c in next(self._inner)]
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _h_numbers_in_csv():
+    import csv
+
+    plain = csv.reader
+
+    def reader(*args, **kwargs):
+        return _HReader(plain(*args, **kwargs))
+
+    # csv.DictReader reads its rows through the module's `reader`.
+    csv.reader = reader
+
+
 def _h_keepable(name, value):
     if name.startswith("_") or name in _H_TOOLS:
         return False
@@ -140,7 +299,12 @@ def _h_run(code):
         tb = e.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != "<string>":
             tb = tb.tb_next
-        _h_traceback.print_exception(type(e), e, tb)
+        # The model's frames and Python's, without the prelude's (_HNum).
+        frames = [f for f in _h_traceback.extract_tb(tb) if f.filename != "<hermes>"]
+        if frames:
+            print("Traceback (most recent call last):", file=_h_sys.stderr)
+            print("".join(_h_traceback.format_list(frames)), end="", file=_h_sys.stderr)
+        print("".join(_h_traceback.format_exception_only(type(e), e)), end="", file=_h_sys.stderr)
         status = 1
     _h_sys.stdout.flush()
     if _h_os.path.isdir(_H_SESSION):
@@ -152,4 +316,5 @@ _H_TOOLS = ("read_file", "write_file", "list_dir", "search_files")
 _H_BASE = ("__name__", "__builtins__")
 _h_code = _h_sys.argv[2] if len(_h_sys.argv) > 2 else ""
 _h_sys.argv = [""]
+_h_numbers_in_csv()
 _h_run(_h_code)
