@@ -122,6 +122,22 @@ pub struct RedrawRecord {
     /// failed or showed nothing counts for none). Empty for a redraw.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tally: Vec<u32>,
+    /// What the model chose when a contested vote was put to it (a
+    /// steer's [`Steer::judge`](crate::agent::steer::Steer::judge)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeRecord>,
+}
+
+/// A contested vote's judging, in its [`RedrawRecord`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeRecord {
+    /// The steer that asked the model to choose.
+    pub by: String,
+    /// The outcome chosen, as an index into the record's `tally` (0 is
+    /// the model's own); `None` when the reply named none.
+    pub chose: Option<usize>,
+    /// The reason the reply gave, or why there was no choice.
+    pub reason: String,
 }
 
 impl RedrawRecord {
@@ -135,6 +151,7 @@ impl RedrawRecord {
             kept: None,
             replaced: None,
             tally: Vec::new(),
+            judge: None,
         }
     }
 }

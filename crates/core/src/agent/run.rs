@@ -2,6 +2,7 @@
 //! last (goal, system prompt, deadline, cancellation, journal, usage), and
 //! the round itself, perceive → decide → act → observe, then the guards.
 
+mod judge;
 mod redraw;
 #[cfg(test)]
 mod test_programs;

@@ -15,7 +15,7 @@ use super::Run;
 use crate::agent::guard::StopStatus;
 use crate::agent::{act, steer};
 use crate::decision::Decision;
-use crate::journal::RedrawRecord;
+use crate::journal::{JudgeRecord, RedrawRecord};
 use crate::text::clip;
 use crate::tools::{ToolResult, ToolStatus};
 
@@ -83,9 +83,34 @@ impl Run<'_> {
             }
         }
         let count = Count::of(&own, &outcomes);
+        let mut usage = drawn.usage;
+        let mut llm_time = drawn.llm_time;
+        let mut chosen = count.winner;
+        if count.tally.len() > 1 {
+            // Contested: one answer per outcome, the most answered first.
+            let order = count.by_answers();
+            let contenders: Vec<(&Decision, &str)> = order
+                .iter()
+                .map(|&group| match count.firsts[group] {
+                    None => (&decision, own.as_str()),
+                    Some(i) => (&outcomes[i].1, outcomes[i].2.as_str()),
+                })
+                .collect();
+            if let Some(judged) = Box::pin(self.judge(&contenders)).await? {
+                usage += judged.usage;
+                llm_time += judged.llm_time;
+                if let Some(index) = judged.chosen {
+                    chosen = count.firsts[order[index]];
+                }
+                record.judge = Some(JudgeRecord {
+                    by: judged.by.to_string(),
+                    chose: judged.chosen.map(|index| order[index]),
+                    reason: clip(&judged.reason, 300),
+                });
+            }
+        }
         record.tally = count.tally;
-        let winner = count
-            .winner
+        let winner = chosen
             .and_then(|i| outcomes.into_iter().nth(i))
             .map(|(number, candidate, _)| (number, candidate));
         let decision = match winner {
@@ -98,8 +123,8 @@ impl Run<'_> {
         };
         let redrawn = Box::new(Redrawn {
             record,
-            usage: drawn.usage,
-            llm_time: drawn.llm_time,
+            usage,
+            llm_time,
         });
         let voted = Voted {
             redrawn,
@@ -148,6 +173,9 @@ struct Count {
     /// The index (among the drawn outcomes) of the first answer that gave
     /// the winning outcome, when it is not the model's.
     winner: Option<usize>,
+    /// For each outcome of `tally`, the index (among the drawn outcomes)
+    /// of its first answer; `None` for the model's own.
+    firsts: Vec<Option<usize>>,
 }
 
 impl Count {
@@ -176,7 +204,25 @@ impl Count {
         Count {
             tally: seen.iter().map(|(_, votes, _)| *votes).collect(),
             winner: winner.map(|(_, first)| first),
+            firsts: seen
+                .iter()
+                .map(|&(_, _, first)| (first != usize::MAX).then_some(first))
+                .collect(),
         }
+    }
+
+    /// The outcomes (indices into `tally`) as a judge is shown them: the
+    /// count's choice first (the winning draw's, or else the model's own),
+    /// then the others from the most answered to the least, in the order
+    /// drawn among equals.
+    fn by_answers(&self) -> Vec<usize> {
+        let chosen = self
+            .winner
+            .and_then(|i| self.firsts.iter().position(|&first| first == Some(i)))
+            .unwrap_or(0);
+        let mut order: Vec<usize> = (0..self.tally.len()).collect();
+        order.sort_by_key(|&group| (group != chosen, std::cmp::Reverse(self.tally[group])));
+        order
     }
 }
 
@@ -199,7 +245,7 @@ mod tests {
 
     use super::super::test_programs::Programs;
     use super::*;
-    use crate::agent::steer::{code_redraw, code_vote};
+    use crate::agent::steer::{code_judge, code_redraw, code_vote};
     use crate::agent::Agent;
     use crate::journal::JournalEntry;
     use crate::limits::Limits;
@@ -216,15 +262,27 @@ mod tests {
     /// A run of `replies` (the model's program, its draws, then a finish)
     /// with the vote on or off: its rounds and the calls made.
     async fn run(replies: &[&str], vote_on: bool) -> (Vec<JournalEntry>, Vec<(String, bool)>) {
+        run_judged(replies, vote_on, None).await
+    }
+
+    /// [`run`] with the code judge on when `judge` is its reply (given
+    /// after the draws).
+    async fn run_judged(
+        replies: &[&str],
+        vote_on: bool,
+        judge: Option<&str>,
+    ) -> (Vec<JournalEntry>, Vec<(String, bool)>) {
         let ran = Arc::new(Mutex::new(Vec::new()));
         let mut toolbox = Toolbox::new();
         toolbox.register(Programs { ran: ran.clone() });
         let mut replies: Vec<String> = replies.iter().map(|code| program(code)).collect();
+        replies.extend(judge.map(str::to_string));
         replies.push(FINISH.to_string());
         let llm = Arc::new(ScriptedLlm::new(replies));
         let mut limits = Limits::default();
         limits.steer.set(code_vote::NAME, vote_on);
         limits.steer.set(code_redraw::NAME, false);
+        limits.steer.set(code_judge::NAME, judge.is_some());
         let rounds = Arc::new(Mutex::new(Vec::new()));
         let kept = rounds.clone();
         let agent = Agent::new(llm, Arc::new(toolbox))
@@ -292,6 +350,76 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_contested_vote_goes_to_the_judge_whose_choice_acts() {
+        // The model's 7 and one draw's against a 3 and a 5: the count
+        // keeps the 7, the judge is shown 7 (A), 3 (B), 5 (C) and picks B.
+        let replies = ["all print 7", "print 3", "again print 7", "print 5"];
+        let judge = r#"{"reason": "B filters the admins", "choice": "B"}"#;
+        let (rounds, ran) = run_judged(&replies, true, Some(judge)).await;
+        assert_eq!(rounds[0].args["code"], "print 3");
+        assert_eq!(ran.last().unwrap(), &("print 3".to_string(), false));
+        let record = rounds[0].redraw.as_deref().unwrap();
+        assert_eq!(
+            (record.kept, record.tally.clone()),
+            (Some(1), vec![2, 1, 1])
+        );
+        let judged = record.judge.as_ref().expect("a judge record");
+        assert_eq!(
+            (judged.by.as_str(), judged.chose),
+            (code_judge::NAME, Some(1))
+        );
+        assert_eq!(judged.reason, "B filters the admins");
+        // The count's choice is shown first: here the two draws' 3 (A),
+        // then the model's 7 (B), whose choice keeps the model's program.
+        let replies = ["all print 7", "print 3", "again print 3", "print 5"];
+        let judge = r#"{"reason": "B counts them all", "choice": "B"}"#;
+        let (rounds, _) = run_judged(&replies, true, Some(judge)).await;
+        assert_eq!(rounds[0].args["code"], "all print 7");
+        assert_eq!(
+            rounds[0]
+                .redraw
+                .as_deref()
+                .unwrap()
+                .judge
+                .as_ref()
+                .unwrap()
+                .chose,
+            Some(0)
+        );
+        // A tie of two against two goes to the draws, so they come first.
+        let replies = ["all print 7", "print 3", "again print 3", "x print 7"];
+        let judge = r#"{"reason": "A filters", "choice": "A"}"#;
+        let (rounds, _) = run_judged(&replies, true, Some(judge)).await;
+        assert_eq!(rounds[0].args["code"], "print 3");
+        assert_eq!(
+            rounds[0]
+                .redraw
+                .as_deref()
+                .unwrap()
+                .judge
+                .as_ref()
+                .unwrap()
+                .chose,
+            Some(1)
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_judgement_leaves_the_count_and_agreement_asks_no_judge() {
+        let replies = ["all print 7", "print 3", "again print 3", "print 5"];
+        let (rounds, _) = run_judged(&replies, true, Some(r#"{"choice": "Z"}"#)).await;
+        assert_eq!(rounds[0].args["code"], "print 3");
+        let judged = rounds[0].redraw.as_deref().unwrap().judge.clone().unwrap();
+        assert_eq!(judged.chose, None);
+        assert!(judged.reason.starts_with("unreadable reply"), "{judged:?}");
+        // All agree: no judge is asked (its reply would be the finish).
+        let replies = ["all print 7", "x print 7", "y print 7", "z print 7"];
+        let (rounds, _) = run_judged(&replies, true, Some(FINISH)).await;
+        assert!(rounds[0].redraw.as_deref().unwrap().judge.is_none());
+        assert_eq!(rounds[1].action, "finish");
+    }
+
+    #[tokio::test]
     async fn a_program_out_of_time_when_tried_is_not_run_again() {
         let (rounds, ran) = run(&["slow"], true).await;
         assert_eq!(ran, [("slow".to_string(), true)]);
@@ -336,6 +464,21 @@ mod tests {
         // The larger of two drawn outcomes wins, the first on a tie.
         let count = Count::of("7", &drawn(&["1", "2", "2", "1", "2"]));
         assert_eq!((count.tally, count.winner), (vec![1, 2, 3], Some(1)));
+    }
+
+    #[test]
+    fn a_judge_sees_the_counts_choice_first_then_the_most_answered() {
+        // Two draws agree on 5 against the model's 7: 5 is the count's choice.
+        let count = Count::of("7", &drawn(&["3", "5", "5"]));
+        assert_eq!(count.tally, [1, 1, 2]);
+        assert_eq!(count.by_answers(), [2, 0, 1]);
+        // The model's outcome stands: it comes first, then by answers.
+        let count = Count::of("7", &drawn(&["3", "5", "5", "7", "7"]));
+        assert_eq!(count.tally, [3, 1, 2]);
+        assert_eq!(count.by_answers(), [0, 2, 1]);
+        // All differ: the model's first, then in the order drawn.
+        let count = Count::of("7", &drawn(&["3", "5"]));
+        assert_eq!(count.by_answers(), [0, 1, 2]);
     }
 
     #[test]

@@ -269,6 +269,7 @@ mod tests {
             kept: Some(1),
             replaced: None,
             tally: Vec::new(),
+            judge: None,
         }));
         let history = vec![entry; MAX_PER_RUN - 1];
         assert!(redraw_with(&history, &program, &failed(KEY_ERROR)).is_some());

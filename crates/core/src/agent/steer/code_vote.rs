@@ -154,6 +154,7 @@ mod tests {
             kept: None,
             replaced: None,
             tally: vec![4],
+            judge: None,
         }));
         let history = vec![entry; MAX_PER_RUN - 1];
         assert!(vote_with(&history, &program).is_some());

@@ -31,11 +31,13 @@
 //! [`JournalEntry::redraw`] (answers drawn again, or drawn to vote).
 
 pub mod answer_check;
+pub mod code_judge;
 pub mod code_redraw;
 pub mod code_retry;
 pub mod code_vote;
 pub mod compute_check;
 pub mod condition_check;
+pub mod decimals_check;
 pub mod edit_check;
 pub mod edit_offer;
 pub mod finish_check;
@@ -168,6 +170,32 @@ pub struct Redraw {
     pub reread: bool,
 }
 
+/// A contested vote put to the model ([`Steer::judge`]): the question
+/// appended to the round's prompt and the schema of the reply, whose
+/// `choice` is the letter (`A`, `B`, …) of the contender that acts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judging {
+    /// What the round's last prompt is extended with.
+    pub question: String,
+    /// The reply's schema: an object with a `choice` among the letters
+    /// (and whatever else the steer asks for first, such as a reason).
+    pub schema: serde_json::Value,
+}
+
+impl Judging {
+    /// The contender `reply` chooses (0-based) and the reason it gives
+    /// (empty without one); `None` when the reply is not JSON or names no
+    /// letter the schema allows.
+    pub fn choice(&self, reply: &str) -> Option<(usize, String)> {
+        let reply: serde_json::Value = serde_json::from_str(reply.trim()).ok()?;
+        let chosen = reply["choice"].as_str()?;
+        let letters = self.schema["properties"]["choice"]["enum"].as_array()?;
+        let index = letters.iter().position(|l| l.as_str() == Some(chosen))?;
+        let reason = reply["reason"].as_str().unwrap_or_default().to_string();
+        Some((index, reason))
+    }
+}
+
 /// What ends a drawn answer's conversation when its [`Redraw`] rereads the
 /// goal; the goal follows.
 pub const REREAD: &str = "Read the goal again before you answer, and do all of it: ";
@@ -242,6 +270,13 @@ pub trait Steer: Send + Sync {
     fn vote(&self, _cx: &SteerContext<'_>, _decision: &Decision) -> Option<Redraw> {
         None
     }
+    /// When a vote's answers disagree: the question that lets the model
+    /// choose among `contenders` (one answer per outcome, each with its
+    /// outcome as the vote compares it; the count's choice first), or
+    /// `None` to leave the choice to the count.
+    fn judge(&self, _cx: &SteerContext<'_>, _contenders: &[(&Decision, &str)]) -> Option<Judging> {
+        None
+    }
     /// Whether `candidate`, an answer drawn for this steer's [`Redraw`] of
     /// `decision`, may run in its place; asked of every drawn answer
     /// before any of them runs (so the workspace is as `decision` left it).
@@ -264,9 +299,11 @@ pub static ALL: &[&dyn Steer] = &[
     &code_retry::CodeRetry,
     &code_redraw::CodeRedraw,
     &code_vote::CodeVote,
+    &code_judge::CodeJudge,
     &finish_check::FinishCheck,
     &edit_check::EditCheck,
     &answer_check::AnswerCheck,
+    &decimals_check::DecimalsCheck,
     &write_offer::WriteOffer,
     &edit_offer::EditOffer,
     &repeat_guidance::RepeatGuidance,
@@ -354,6 +391,16 @@ pub fn vote(
     decision: &Decision,
 ) -> Option<(&'static dyn Steer, Redraw)> {
     active(steers).find_map(|steer| Some((steer, steer.vote(cx, decision)?)))
+}
+
+/// The question of the first steer on that judges a contested vote among
+/// `contenders`.
+pub fn judge(
+    steers: &Steers,
+    cx: &SteerContext<'_>,
+    contenders: &[(&Decision, &str)],
+) -> Option<(&'static dyn Steer, Judging)> {
+    active(steers).find_map(|steer| Some((steer, steer.judge(cx, contenders)?)))
 }
 
 /// The actions the first steer on that narrows the next decision allows.
