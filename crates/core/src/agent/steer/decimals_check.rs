@@ -20,7 +20,9 @@
 //! to become a whole one is left alone ("as an integer" may mean a count
 //! the program got wrong). A reply spelled out is copied almost every time
 //! (see [`write_offer`](super::write_offer)); a second `finish` ends the
-//! run whatever the file holds.
+//! run whatever the file holds. The write offer offers a number in the
+//! form the goal asks of its file too ([`as_asked`]), so that the value a
+//! program printed as `569.0` is offered as `569.00`, not as `569`.
 
 use std::sync::LazyLock;
 
@@ -187,6 +189,15 @@ pub fn reformatted(number: &str, decimals: usize) -> Option<String> {
     Some(format!("{value:.decimals$}"))
 }
 
+/// `number` in the form `goal` asks of `file`, when the goal asks one and
+/// it differs (see [`reformatted`]); `None` otherwise. The write offer
+/// offers a value this way.
+pub fn as_asked(goal: &str, file: &str, number: &str) -> Option<String> {
+    let forms = asked(goal);
+    let (decimals, _) = asked_of(goal, file, &forms)?;
+    reformatted(number.trim(), decimals)
+}
+
 /// The note that answers a `finish` instead of ending the run, when one of
 /// `outputs` holds a lone number with other decimals than `goal` asks for
 /// it; `None` when the finish may go.
@@ -301,6 +312,15 @@ mod tests {
         let goal = "The prices in prices.csv have two decimals. Count the rows and write the count to n.txt.";
         let (_dir, toolbox) = workspace(&[("n.txt", "5")]);
         assert!(refusal(goal, &["n.txt".into()], &toolbox).is_none());
+    }
+
+    #[test]
+    fn a_value_is_put_in_the_form_the_goal_asks_of_its_file() {
+        let goal = "Write the total with two decimals to t.txt.";
+        assert_eq!(as_asked(goal, "t.txt", "569").as_deref(), Some("569.00"));
+        assert_eq!(as_asked(goal, "t.txt", "569.00"), None);
+        assert_eq!(as_asked(goal, "other.txt", "569"), None);
+        assert_eq!(as_asked("Write the total to t.txt.", "t.txt", "569"), None);
     }
 
     #[test]

@@ -37,7 +37,7 @@ impl Steer for WriteOffer {
     }
 
     fn closing(&self, cx: &SteerContext<'_>) -> String {
-        offer(&cx.files.outputs, cx.toolbox, cx.history.last())
+        offer_for(cx.goal, &cx.files.outputs, cx.toolbox, cx.history.last())
     }
 }
 /// Most lines of a value.
@@ -55,6 +55,18 @@ const MAX_LINE_WORDS: usize = 3;
 /// is a `finish` the finish check refused or a `run_code` that succeeded,
 /// and what it gave looks like a value. Empty otherwise.
 pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>) -> String {
+    offer_for("", outputs, toolbox, last)
+}
+
+/// [`offer`] for `goal`: a number is offered in the form the goal asks of
+/// the file (`569.00` for "with two decimals", see
+/// [`decimals_check::as_asked`](super::decimals_check::as_asked)).
+pub fn offer_for(
+    goal: &str,
+    outputs: &[String],
+    toolbox: &Toolbox,
+    last: Option<&JournalEntry>,
+) -> String {
     let Some(last) = last else {
         return String::new();
     };
@@ -90,6 +102,7 @@ pub fn offer(outputs: &[String], toolbox: &Toolbox, last: Option<&JournalEntry>)
     let Some(value) = value else {
         return String::new();
     };
+    let value = super::decimals_check::as_asked(goal, file, &value).unwrap_or(value);
     let reply = serde_json::json!({
         "thought": format!("{file} must hold the answer"),
         "action": {"name": writer, "args": {"path": file, "content": value}},
@@ -249,6 +262,10 @@ pub(crate) mod tests {
             offer(&outputs, &toolbox, Some(&ran("600.0\n"))),
             r#"Round 2 (run_code) printed a value, and `answer.txt` is not written yet. If that value is what `answer.txt` should hold, reply {"thought":"answer.txt must hold the answer","action":{"name":"write_file","args":{"path":"answer.txt","content":"600"}}}"#
         );
+        // The goal asks for two decimals: the value is offered so.
+        let goal = "Write the total with two decimals to answer.txt.";
+        assert!(offer_for(goal, &outputs, &toolbox, Some(&ran("600.0\n")))
+            .contains(r#""content":"600.00""#));
         // A failed run, a structure, or no output: nothing.
         let failed = JournalEntry {
             status: ToolStatus::Error,
