@@ -20,7 +20,9 @@
 //! to become a whole one is left alone ("as an integer" may mean a count
 //! the program got wrong). A reply spelled out is copied almost every time
 //! (see [`write_offer`](super::write_offer)); a second `finish` ends the
-//! run whatever the file holds. The write offer offers a number in the
+//! run whatever the file holds. **Off by default** (`--steer
+//! decimals_check=on`): it acted in one held-out run, which failed with
+//! and without it (EVALS.md, section 39). The write offer offers a number in the
 //! form the goal asks of its file too ([`as_asked`]), so that the value a
 //! program printed as `569.0` is offered as `569.00`, not as `569`.
 
@@ -49,6 +51,12 @@ impl Steer for DecimalsCheck {
 
     fn about(&self) -> &'static str {
         "answers the first `finish` while a goal file holds a lone number with other decimals than the goal asks for (\"two decimals\", \"as an integer\", in six languages) with the write of it in that form spelled out"
+    }
+
+    fn on_by_default(&self) -> bool {
+        // Acted in 1 held-out run of 38, which failed either way (EVALS.md,
+        // section 39): by the project's rule, off until a suite shows it helps.
+        false
     }
 
     fn gate(&self, cx: &SteerContext<'_>, decision: &Decision, _reasked: bool) -> Gate {
