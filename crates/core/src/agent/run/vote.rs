@@ -87,7 +87,7 @@ impl Run<'_> {
         let mut llm_time = drawn.llm_time;
         let mut chosen = count.winner;
         if count.tally.len() > 1 {
-            // Contested: one answer per outcome, the most answered first.
+            // Contested: one answer per outcome, the count's choice first.
             let order = count.by_answers();
             let contenders: Vec<(&Decision, &str)> = order
                 .iter()
