@@ -349,6 +349,12 @@ mod tests {
         assert_eq!(rounds[1].action, "finish");
     }
 
+    /// The judge record of `round`'s vote.
+    fn judge_of(round: &JournalEntry) -> &JudgeRecord {
+        let record = round.redraw.as_deref().expect("a vote record");
+        record.judge.as_ref().expect("a judge record")
+    }
+
     #[tokio::test]
     async fn a_contested_vote_goes_to_the_judge_whose_choice_acts() {
         // The model's 7 and one draw's against a 3 and a 5: the count
@@ -375,33 +381,13 @@ mod tests {
         let judge = r#"{"reason": "B counts them all", "choice": "B"}"#;
         let (rounds, _) = run_judged(&replies, true, Some(judge)).await;
         assert_eq!(rounds[0].args["code"], "all print 7");
-        assert_eq!(
-            rounds[0]
-                .redraw
-                .as_deref()
-                .unwrap()
-                .judge
-                .as_ref()
-                .unwrap()
-                .chose,
-            Some(0)
-        );
+        assert_eq!(judge_of(&rounds[0]).chose, Some(0));
         // A tie of two against two goes to the draws, so they come first.
         let replies = ["all print 7", "print 3", "again print 3", "x print 7"];
         let judge = r#"{"reason": "A filters", "choice": "A"}"#;
         let (rounds, _) = run_judged(&replies, true, Some(judge)).await;
         assert_eq!(rounds[0].args["code"], "print 3");
-        assert_eq!(
-            rounds[0]
-                .redraw
-                .as_deref()
-                .unwrap()
-                .judge
-                .as_ref()
-                .unwrap()
-                .chose,
-            Some(1)
-        );
+        assert_eq!(judge_of(&rounds[0]).chose, Some(1));
     }
 
     #[tokio::test]
