@@ -27,6 +27,7 @@ pub fn mark_untrusted(tool: &str, observation: &str) -> String {
 /// The envelope as compact JSON text, with `data` and `error` cut to the budget.
 pub fn observation_text(result: &ToolResult, limits: &Limits) -> String {
     let data = match &result.data {
+        Value::String(text) if fits(text, limits) => Cow::Borrowed(&result.data),
         Value::String(text) => Cow::Owned(Value::String(truncate(text, limits))),
         Value::Null => Cow::Borrowed(&Value::Null),
         other => {
@@ -60,6 +61,15 @@ struct Shown<'a> {
     error: Option<String>,
 }
 
+/// Whether [`truncate`] leaves `text` as it is, told cheaply where it
+/// surely does: no more bytes than the character budget (a character is at
+/// least a byte) and fewer line breaks than the line budget. `false` says
+/// only "count".
+fn fits(text: &str, limits: &Limits) -> bool {
+    text.len() <= limits.observation_chars
+        && text.bytes().filter(|&b| b == b'\n').count() < limits.observation_lines
+}
+
 /// `value` with every string field cut to the budget.
 fn truncate_strings(value: &Value, limits: &Limits) -> Value {
     match value {
@@ -80,6 +90,9 @@ fn truncate_strings(value: &Value, limits: &Limits) -> Value {
 /// `limits.observation_chars` characters, appending a note that says what
 /// was cut.
 pub fn truncate(text: &str, limits: &Limits) -> String {
+    if fits(text, limits) {
+        return text.to_string();
+    }
     let total_lines = text.lines().count();
     let mut out: String;
     let mut note = None;
@@ -116,6 +129,25 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn text_said_to_fit_is_within_both_budgets(
+            text in "[a-zé\n]{0,40}",
+            chars in 1usize..30,
+            lines in 1usize..6,
+        ) {
+            let limits = Limits {
+                observation_chars: chars,
+                observation_lines: lines,
+                ..Limits::default()
+            };
+            if fits(&text, &limits) {
+                proptest::prop_assert!(text.lines().count() <= lines);
+                proptest::prop_assert!(text.chars().count() <= chars);
+            }
+        }
+    }
 
     #[test]
     fn long_output_is_cut_with_a_note() {

@@ -234,7 +234,17 @@ pub fn messages_rendered(
         goal,
         workspace,
     } = opening_text;
-    let mut opening = format!("{notes}Goal: {goal}");
+    // Room for all of it at once: the text is rebuilt every round, and
+    // growing it by doubling copied it several times over.
+    let rendered_len: usize = older_text
+        .iter()
+        .map(|t| t.summary.len() + 1)
+        .chain(recent_text.iter().map(|t| t.whole.len() + 2))
+        .sum();
+    let mut opening = String::with_capacity(
+        notes.len() + goal.len() + workspace.len() + written.len() + rendered_len + 1024,
+    );
+    let _ = write!(opening, "{notes}Goal: {goal}");
     if !workspace.is_empty() {
         let _ = write!(opening, "\n\n{workspace}");
     }

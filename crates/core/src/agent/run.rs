@@ -484,14 +484,19 @@ impl<'a> Run<'a> {
                 entry.injected = Some(injected.join(","));
             }
         }
-        let span = tracing::Span::current();
-        span.set_attribute("hermes.action", entry.action.clone());
-        span.set_attribute("hermes.args_hash", entry.args_hash.clone());
-        span.set_attribute("hermes.status", entry.status.as_str());
-        span.set_attribute("hermes.parse.repaired", entry.repaired);
-        span.set_attribute("hermes.parse.regenerated", entry.regenerated);
-        if entry.is_error() {
-            telemetry::set_error(&span, crate::text::clip(&entry.observation, 300));
+        // The round's span is built only when exported
+        // (`telemetry::ROUND_SPANS`); unexported, each attribute was still a
+        // subscriber lookup.
+        if telemetry::exporting() {
+            let span = tracing::Span::current();
+            span.set_attribute("hermes.action", entry.action.clone());
+            span.set_attribute("hermes.args_hash", entry.args_hash.clone());
+            span.set_attribute("hermes.status", entry.status.as_str());
+            span.set_attribute("hermes.parse.repaired", entry.repaired);
+            span.set_attribute("hermes.parse.regenerated", entry.regenerated);
+            if entry.is_error() {
+                telemetry::set_error(&span, crate::text::clip(&entry.observation, 300));
+            }
         }
         // A log line for `RUST_LOG=hermes=debug`; at `debug` it is not a
         // span event too (the round's span has the same three as attributes),
@@ -531,6 +536,13 @@ fn entry_for(
 /// Whether `data` as JSON text is at most `limit` bytes, found by writing
 /// it to a counter that gives up past the limit (no text is built).
 fn fits(data: &serde_json::Value, limit: usize) -> bool {
+    // A string's JSON text is at most six bytes a byte (`\u00XX`) and its
+    // quotes: a short one fits without being written out.
+    if let serde_json::Value::String(text) = data {
+        if text.len().saturating_mul(6).saturating_add(2) <= limit {
+            return true;
+        }
+    }
     struct Counter {
         left: usize,
     }

@@ -49,24 +49,26 @@ pub(super) fn parse_value(text: &str) -> Result<(Value, bool), DecisionError> {
 
 /// Maximum bracket nesting outside double-quoted strings.
 pub(super) fn nesting_depth(text: &str) -> usize {
+    // Bytes, not chars: the marks counted are ASCII, and no byte of a
+    // multi-byte UTF-8 character is.
     let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for c in text.chars() {
+    for &b in text.as_bytes() {
         if in_string {
-            match c {
+            match b {
                 _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
                 _ => {}
             }
             continue;
         }
-        match c {
-            '"' => in_string = true,
-            '{' | '[' => {
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
                 depth += 1;
                 max = max.max(depth);
             }
-            '}' | ']' => depth = depth.saturating_sub(1),
+            b'}' | b']' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }

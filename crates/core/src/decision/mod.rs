@@ -192,6 +192,9 @@ fn strict(raw: &str) -> Option<Decision> {
     if !text.starts_with('{') || !text.ends_with('}') || json::nesting_depth(text) > MAX_DEPTH {
         return None;
     }
+    if let Some(decision) = canonical(text) {
+        return Some(decision);
+    }
     let value: Value = serde_json::from_str(text).ok()?;
     let object = value.as_object()?;
     let action = object.get("action")?.as_object()?;
@@ -202,6 +205,43 @@ fn strict(raw: &str) -> Option<Decision> {
         return None;
     }
     shape::normalize(value, None).ok()
+}
+
+/// The canonical shape, read straight into its fields: exactly the keys
+/// `thought` (a string) and `action`, whose keys are exactly `name` (a
+/// tool's plain name: letters, digits, `_`; no finish alias) and, if
+/// given, `args` (an object). What [`shape::normalize`] makes of such an
+/// object, without building it as a `Value` and looking its keys up among
+/// the other shapes' (the loop's most common reply; a unit test holds the
+/// two paths to the same decision). `None` for anything else.
+fn canonical(text: &str) -> Option<Decision> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Canonical {
+        thought: String,
+        action: CanonicalAction,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct CanonicalAction {
+        name: String,
+        #[serde(default)]
+        args: serde_json::Map<String, Value>,
+    }
+    let read: Canonical = serde_json::from_str(text).ok()?;
+    let name = read.action.name;
+    let plain = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !shape::is_finish_alias(&name);
+    plain.then(|| Decision {
+        thought: read.thought,
+        action: Action {
+            name,
+            args: Value::Object(read.action.args),
+        },
+        result: None,
+        repaired: false,
+    })
 }
 
 /// Every JSON value (object or array) in `raw`, in the order a reader meets

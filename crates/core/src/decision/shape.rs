@@ -250,7 +250,7 @@ fn first_value(obj: &Map<String, Value>, keys: &[&str]) -> Option<Value> {
         .cloned()
 }
 
-fn is_finish_alias(name: &str) -> bool {
+pub(super) fn is_finish_alias(name: &str) -> bool {
     let key = name.to_ascii_lowercase().replace([' ', '-'], "_");
     FINISH_ALIASES.contains(&key.as_str())
 }

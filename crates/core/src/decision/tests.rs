@@ -662,3 +662,56 @@ proptest! {
         prop_assert_eq!(d.action.args["path"].as_str(), Some(path.as_str()));
     }
 }
+
+/// What the general path makes of `text` read as one JSON value.
+fn by_normalize(text: &str) -> Option<Decision> {
+    shape::normalize(serde_json::from_str(text).ok()?, None).ok()
+}
+
+#[test]
+fn the_canonical_shape_reads_as_the_general_path_does() {
+    for text in [
+        r#"{"thought": "t", "action": {"name": "read_file", "args": {"path": "a.txt"}}}"#,
+        r#"{"action": {"args": {"b": [1, {"c": null}], "a": 1}, "name": "run_code"}, "thought": ""}"#,
+        r#"{"thought": "no args", "action": {"name": "list_dir"}}"#,
+        r#"{"thought": "t", "action": {"name": "read_file", "args": {}}}"#,
+    ] {
+        let fast = canonical(text).expect(text);
+        assert_eq!(Some(&fast), by_normalize(text).as_ref(), "{text}");
+        assert!(!fast.repaired);
+    }
+    // Other shapes, finishes, odd names and odd args go the general way.
+    for text in [
+        r#"{"thought": "t", "action": {"name": "finish", "args": {"result": "x"}}}"#,
+        r#"{"thought": "t", "action": {"name": "Final_Answer", "args": {}}}"#,
+        r#"{"thought": "t", "action": {"name": "read_file(path='a')", "args": {}}}"#,
+        r#"{"thought": "t", "action": {"name": " read_file", "args": {}}}"#,
+        r#"{"thought": "t", "action": {"name": "", "args": {}}}"#,
+        r#"{"thought": "t", "action": {"name": "read_file", "args": null}}"#,
+        r#"{"thought": "t", "action": {"name": "read_file", "args": "{\"path\": \"a\"}"}}"#,
+        r#"{"thought": "t", "action": {"name": "read_file", "args": {}}, "args": {"path": "a"}}"#,
+        r#"{"thought": "t", "action": {"name": "read_file", "args": {}, "result": 1}}"#,
+        r#"{"thought": 1, "action": {"name": "read_file", "args": {}}}"#,
+        r#"{"thought": "t", "thought": "u", "action": {"name": "read_file"}}"#,
+    ] {
+        assert!(canonical(text).is_none(), "{text}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn canonical_decisions_read_as_the_general_path_reads_them(
+        thought in "\\PC{0,30}",
+        name in "[a-zA-Z_0-9]{0,12}",
+        key in "[a-z]{1,6}",
+        value in "\\PC{0,20}",
+    ) {
+        let text = json!({"thought": thought, "action": {"name": name, "args": {key: value}}}).to_string();
+        if let Some(fast) = canonical(&text) {
+            prop_assert_eq!(Some(fast), by_normalize(&text));
+        }
+        let finish = ["finish", "final_answer", "answer", "done", "final"]
+            .contains(&name.to_ascii_lowercase().as_str());
+        prop_assert_eq!(canonical(&text).is_some(), !name.is_empty() && !finish);
+    }
+}

@@ -27,6 +27,11 @@ pub async fn traced_chat(llm: &dyn Llm, request: &ChatRequest) -> Result<ChatRes
         span.set_attribute("gen_ai.prompt", clip_tail(&prompt, CONTENT_CHARS));
     }
     let result = llm.chat(request).instrument(span.clone()).await;
+    // Unexported, the span is never built (`telemetry::ROUND_SPANS`), and
+    // each attribute was still a subscriber lookup.
+    if !crate::telemetry::exporting() {
+        return result;
+    }
     match &result {
         Ok(response) => {
             span.set_attribute(

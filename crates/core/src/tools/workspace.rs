@@ -7,7 +7,9 @@
 //! folder at the root, [`STATE_DIR`] (long-term memory), which listings
 //! leave out: the agent's tools work on the user's files, not on its memory.
 
+use std::ffi::OsStr;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::ToolError;
@@ -53,10 +55,11 @@ impl Workspace {
         };
         let given = Path::new(path.trim());
         let mut resolved = self.root.clone();
-        let relative = match given.strip_prefix(&self.root) {
-            Ok(rest) => rest,
-            Err(_) if given.is_absolute() => return Err(refuse()),
-            Err(_) => given,
+        // The root is absolute, so only an absolute path can start with it.
+        let relative = if given.is_absolute() {
+            given.strip_prefix(&self.root).map_err(|_| refuse())?
+        } else {
+            given
         };
         for component in relative.components() {
             match component {
@@ -94,13 +97,18 @@ impl Workspace {
                 (existing, real)
             }
         };
-        if !real.starts_with(&self.root) {
+        if !self.contains(&real) {
             return Err(refuse());
         }
         if self.is_state(&real) || self.is_state(&resolved) {
             return Err(ToolError::new(format!(
                 "refused: `{path}` is in {STATE_DIR}/, where Hermes keeps its own state; use another path"
             )));
+        }
+        // `existing` is `resolved` or one of its ancestors (each shorter):
+        // the same length is the common case, the path itself.
+        if existing.as_os_str().len() == resolved.as_os_str().len() {
+            return Ok(real);
         }
         // `join("")` would add a trailing slash, so join only a real remainder.
         match resolved.strip_prefix(existing) {
@@ -132,24 +140,89 @@ impl Workspace {
 
     /// Whether `path` (absolute, under the root) is in [`STATE_DIR`].
     pub fn is_state(&self, path: &Path) -> bool {
-        path.strip_prefix(&self.root)
-            .ok()
-            .and_then(|rest| rest.components().next())
-            .is_some_and(|first| first.as_os_str() == STATE_DIR)
+        match self.under(path) {
+            Under::Rest(rest) => rest.split(|&b| b == b'/').next() == Some(STATE_DIR.as_bytes()),
+            Under::Outside => false,
+            Under::Unknown => path
+                .strip_prefix(&self.root)
+                .ok()
+                .and_then(|rest| rest.components().next())
+                .is_some_and(|first| first.as_os_str() == STATE_DIR),
+        }
     }
 
     /// `path` relative to the root, for messages.
     pub fn display(&self, path: &Path) -> String {
-        let rel = path
-            .strip_prefix(&self.root)
-            .unwrap_or(path)
-            .display()
-            .to_string();
+        let rel = match self.under(path) {
+            Under::Rest(rest) => Path::new(OsStr::from_bytes(rest)).display().to_string(),
+            Under::Outside => path.display().to_string(),
+            Under::Unknown => path
+                .strip_prefix(&self.root)
+                .unwrap_or(path)
+                .display()
+                .to_string(),
+        };
         if rel.is_empty() {
             ".".into()
         } else {
             rel
         }
+    }
+
+    /// Whether `path` is the root or under it, component by component.
+    fn contains(&self, path: &Path) -> bool {
+        match self.under(path) {
+            Under::Rest(_) => true,
+            Under::Outside => false,
+            Under::Unknown => path.starts_with(&self.root),
+        }
+    }
+
+    /// Where `path` stands to the root, read from its bytes when it is
+    /// written plainly (absolute; no `.` or `..`, no doubled or trailing
+    /// separator), as every path [`Workspace::resolve`] builds or
+    /// canonicalises is. Such a path is under the root exactly when its
+    /// bytes start with the root's at a separator: the same answer as
+    /// `Path::strip_prefix`, without parsing both into components (which
+    /// was most of a `read_file` call's own instructions).
+    fn under<'a>(&self, path: &'a Path) -> Under<'a> {
+        let bytes = path.as_os_str().as_bytes();
+        if !is_plain(bytes) {
+            return Under::Unknown;
+        }
+        let root = self.root.as_os_str().as_bytes();
+        if root == b"/" {
+            return Under::Rest(&bytes[1..]);
+        }
+        match bytes.strip_prefix(root) {
+            Some([]) => Under::Rest(&[]),
+            Some([b'/', rest @ ..]) => Under::Rest(rest),
+            _ => Under::Outside,
+        }
+    }
+}
+
+/// Where a path stands to a workspace's root ([`Workspace::under`]).
+enum Under<'a> {
+    /// Under the root (or the root itself: empty): the rest, after the root
+    /// and its separator.
+    Rest(&'a [u8]),
+    /// Not under the root.
+    Outside,
+    /// Not written plainly: ask `Path`'s component walk.
+    Unknown,
+}
+
+/// Whether `bytes` is an absolute path written plainly: no `.` or `..`
+/// component, no empty one (a doubled or trailing separator), so that its
+/// components are exactly its `/`-separated parts.
+fn is_plain(bytes: &[u8]) -> bool {
+    match bytes {
+        b"/" => true,
+        [b'/', rest @ ..] => rest
+            .split(|&b| b == b'/')
+            .all(|part| !matches!(part, b"" | b"." | b"..")),
+        _ => false,
     }
 }
 
@@ -174,6 +247,58 @@ mod tests {
         assert!(ws.resolve("/etc/passwd").is_err());
         let inside = ws.root().join("c.txt");
         assert_eq!(ws.resolve(inside.to_str().unwrap()).unwrap(), inside);
+    }
+
+    #[test]
+    fn plain_paths_read_from_their_bytes_as_their_components_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let root = ws.root().display().to_string();
+        let sibling = format!("{root}x/.hermes");
+        let parent = ws.root().parent().unwrap().display().to_string();
+        let paths = [
+            root.clone(),
+            format!("{root}/a.txt"),
+            format!("{root}/.hermes"),
+            format!("{root}/.hermes/memory.redb"),
+            format!("{root}/.hermesx"),
+            format!("{root}/a/.hermes"),
+            format!("{root}/./.hermes"),
+            format!("{root}//.hermes"),
+            format!("{root}/a/"),
+            format!("{root}/a/../.hermes"),
+            sibling,
+            parent,
+            "/".to_string(),
+            "/etc/passwd".to_string(),
+            "relative/.hermes".to_string(),
+        ];
+        for path in &paths {
+            let path = Path::new(path);
+            let by_parts = path
+                .strip_prefix(ws.root())
+                .ok()
+                .and_then(|rest| rest.components().next())
+                .is_some_and(|first| first.as_os_str() == STATE_DIR);
+            assert_eq!(ws.is_state(path), by_parts, "is_state {path:?}");
+            assert_eq!(
+                ws.contains(path),
+                path.starts_with(ws.root()),
+                "contains {path:?}"
+            );
+            let shown = path
+                .strip_prefix(ws.root())
+                .unwrap_or(path)
+                .display()
+                .to_string();
+            let shown = if shown.is_empty() { ".".into() } else { shown };
+            assert_eq!(ws.display(path), shown, "display {path:?}");
+        }
+        assert!(is_plain(b"/"));
+        assert!(is_plain(b"/a/b"));
+        for odd in [&b""[..], b"a/b", b"/a//b", b"/a/./b", b"/a/..", b"/a/"] {
+            assert!(!is_plain(odd), "{odd:?}");
+        }
     }
 
     #[test]

@@ -321,7 +321,7 @@ pub fn find(name: &str) -> Option<&'static dyn Steer> {
 
 /// The steers `steers` turns on, in order.
 pub fn active(steers: &Steers) -> impl Iterator<Item = &'static dyn Steer> + '_ {
-    ALL.iter().copied().filter(|s| steers.is_on(s.name()))
+    ALL.iter().copied().filter(|s| steers.is_on_steer(*s))
 }
 
 /// The first gate among the steers on that is not [`Gate::Go`], with the

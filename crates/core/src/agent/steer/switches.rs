@@ -37,6 +37,18 @@ impl Steers {
             .unwrap_or_else(|| super::find(name).is_some_and(|steer| steer.on_by_default()))
     }
 
+    /// Whether `steer` is on: [`Steers::is_on`] for a steer at hand,
+    /// without looking it up by name (asked for every steer every round).
+    pub fn is_on_steer(&self, steer: &dyn super::Steer) -> bool {
+        if self.0.is_empty() {
+            return steer.on_by_default();
+        }
+        self.0
+            .get(steer.name())
+            .copied()
+            .unwrap_or_else(|| steer.on_by_default())
+    }
+
     /// These switches with `name` set to `on`.
     pub fn with(mut self, name: &str, on: bool) -> Self {
         self.set(name, on);
@@ -104,6 +116,23 @@ mod tests {
         assert!(!off.is_on("finish_check"));
         let on_again = off.overlaid(&Steers::defaults().with("finish_check", true));
         assert!(on_again.is_on("finish_check"));
+    }
+
+    #[test]
+    fn a_steer_at_hand_reads_as_its_name_does() {
+        let switched = Steers::defaults()
+            .with("finish_check", false)
+            .with("compute_check", true);
+        for steers in [Steers::defaults(), switched] {
+            for steer in super::super::ALL {
+                assert_eq!(
+                    steers.is_on_steer(*steer),
+                    steers.is_on(steer.name()),
+                    "{}",
+                    steer.name()
+                );
+            }
+        }
     }
 
     #[test]
