@@ -105,6 +105,12 @@ fn suite_dir(text: &str) -> (tempfile::TempDir, PathBuf) {
 /// [`mixed_server`].
 async fn eval_mixed(suite: &Path, extra: &[&str]) -> common::Run {
     let server = mixed_server().await;
+    eval_three_times(suite, &server.base_url, extra).await
+}
+
+/// `hermes eval SUITE --repeat 3 --concurrency 1 EXTRA…` against the
+/// server at `base_url`, the runs one after another.
+async fn eval_three_times(suite: &Path, base_url: &str, extra: &[&str]) -> common::Run {
     let mut args = vec![
         "eval",
         suite.to_str().unwrap(),
@@ -114,7 +120,7 @@ async fn eval_mixed(suite: &Path, extra: &[&str]) -> common::Run {
         "1",
     ];
     args.extend_from_slice(extra);
-    hermes(&args, &server.base_url).await
+    hermes(&args, base_url).await
 }
 
 fn round3(x: f64) -> f64 {
@@ -712,4 +718,48 @@ async fn mode_run_plan_runs_each_task_both_ways_and_reports_them_side_by_side() 
         "{}",
         bad.stderr
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_repetition_after_the_first_samples_with_seeds_of_its_own() {
+    let (_dir, suite) = suite_dir(
+        r#"
+name = "seeds"
+[[task]]
+id = "one"
+goal = "Write alpha to a.txt."
+max_rounds = 3
+[[task.check]]
+file = "a.txt"
+equals = "alpha"
+"#,
+    );
+    let seeds = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&seeds);
+    let server = ScriptedServer::with_responder(move |request| {
+        seen.lock()
+            .unwrap()
+            .push(request.get("seed").and_then(Value::as_u64));
+        match round_of(request) {
+            1 => decision("write_file", json!({"path": "a.txt", "content": "alpha"})),
+            _ => finish("wrote a.txt"),
+        }
+    })
+    .await;
+    let run = eval_three_times(&suite, &server.base_url, &["--json"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.outcome()["summary"]["passed"], 3, "{}", run.stdout);
+    let seeds = seeds.lock().unwrap().clone();
+    // Two requests a run (write, finish), the runs one after another.
+    assert_eq!(seeds.len(), 6, "{seeds:?}");
+    assert_eq!(
+        &seeds[..2],
+        &[None, None],
+        "the first run keeps the model's seed"
+    );
+    let second = seeds[2].expect("the second run sends a seed");
+    let third = seeds[4].expect("the third run sends a seed");
+    assert_eq!(seeds[3], Some(second));
+    assert_eq!(seeds[5], Some(third));
+    assert_ne!(second, third);
 }

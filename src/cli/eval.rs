@@ -31,7 +31,8 @@ pub struct EvalArgs {
     /// The suite file (TOML).
     #[arg(required_unless_present = "compare", value_name = "SUITE.toml")]
     pub suite: Option<PathBuf>,
-    /// Runs per task (K); pass^k is reported for every k up to K.
+    /// Runs per task (K); pass^k is reported for every k up to K. Each run after
+    /// the first samples with seeds of its own (the first keeps the model's).
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub repeat: u32,
     /// Runs at once.

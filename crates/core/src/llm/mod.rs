@@ -11,6 +11,7 @@ pub mod jump_forward;
 pub mod kept_prompt;
 pub mod openai;
 pub mod prefix_cache;
+pub mod reseeded;
 pub mod scripted;
 mod traced;
 
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiConfig};
+pub use reseeded::Reseeded;
 pub use scripted::ScriptedLlm;
 pub use traced::traced_chat;
 

@@ -22,7 +22,7 @@ use hermes_core::agent::{Agent, CancellationToken, LongTermMemory};
 use hermes_core::faults::{FaultSpec, Faults};
 use hermes_core::journal::Journal;
 use hermes_core::limits::Limits;
-use hermes_core::llm::{Llm, Usage};
+use hermes_core::llm::{Llm, Reseeded, Usage};
 use hermes_core::memory::{Embedder, RedbStore};
 use hermes_core::tools::defaults::{default_toolbox, ToolOptions};
 use hermes_core::tools::{Toolbox, Workspace};
@@ -203,6 +203,7 @@ async fn run_one(
             Err(e) => Ran::error(format!("cannot open the run's memory: {e}")),
             Ok(memory) => {
                 let run = RunSetup {
+                    rep,
                     faults: &faults,
                     workspace: &workspace,
                     journal: &journal,
@@ -313,6 +314,8 @@ impl Ran {
 
 /// Where one run happens and what it is given.
 struct RunSetup<'a> {
+    /// The repetition (1-based): its model samples with seeds of its own.
+    rep: u32,
     faults: &'a Faults,
     workspace: &'a Path,
     journal: &'a Path,
@@ -327,6 +330,7 @@ async fn run_mode(
     cancel: &CancellationToken,
 ) -> Ran {
     let RunSetup {
+        rep,
         faults,
         workspace,
         journal,
@@ -340,6 +344,7 @@ async fn run_mode(
         ModelSource::Model(llm) => Arc::clone(llm),
         ModelSource::Script(script) => Arc::new(script.model_for(&task.id)),
     };
+    let llm = Reseeded::for_repetition(llm, rep);
     let llm = faults.wrap_llm(llm, config.request_timeout);
     match task.mode {
         Mode::Run => {
