@@ -116,6 +116,18 @@ pub struct ToolSpec {
     /// acts (the code vote). Only a tool that declares it is ever tried.
     #[serde(skip)]
     pub triable: bool,
+    /// Whether a call never holds its thread for long (it only awaits, or
+    /// sends its slow work to the blocking pool), so that it may run in the
+    /// loop's own task: its panic is caught and its time bounded there, as
+    /// in a task of its own, without the new task's start waking another
+    /// worker thread for every call (two of every three context switches
+    /// of a round at one task at a time; BENCHMARKS.md, session 43, which
+    /// also shows the cost: at 50 loops at once over HTTP, about a tenth
+    /// more CPU per round). A tool that may block its thread leaves this
+    /// off: only in a task of its own can the loop's timeout still fire
+    /// while the thread is held.
+    #[serde(skip)]
+    pub inline: bool,
 }
 
 /// What a tool does to the workspace, declared by the tool itself so that
@@ -157,6 +169,7 @@ impl ToolSpec {
             untrusted: false,
             decoding_args: None,
             triable: false,
+            inline: false,
         }
     }
     /// Adds a parameter.
@@ -191,6 +204,13 @@ impl ToolSpec {
     /// [`ToolSpec::triable`]).
     pub fn triable(mut self) -> Self {
         self.triable = true;
+        self
+    }
+
+    /// Declares that a call never holds its thread for long, so that it
+    /// runs in the loop's own task (see [`ToolSpec::inline`]).
+    pub fn inline(mut self) -> Self {
+        self.inline = true;
         self
     }
 

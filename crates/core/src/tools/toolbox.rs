@@ -1,7 +1,10 @@
 //! The tool registry and dispatcher.
 
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+use futures::FutureExt;
 
 use serde_json::{Map, Value};
 use tracing::Instrument;
@@ -222,30 +225,51 @@ impl Toolbox {
     }
 }
 
-/// One attempt in its own task, so a panic or a hang cannot take the loop with it.
+/// One attempt, so that a panic or a hang cannot take the loop with it: in
+/// its own task, or in the caller's for a tool that declares it never
+/// holds its thread ([`ToolSpec::inline`]), its panic caught there.
 async fn run_once(entry: &Registered, args: Map<String, Value>) -> Result<Value, ToolError> {
+    let spec = &entry.spec;
+    if spec.inline {
+        let call = AssertUnwindSafe(entry.tool.call(args)).catch_unwind();
+        return match tokio::time::timeout(spec.timeout, call).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => Err(crashed(spec, panic.as_ref())),
+            Err(_) => Err(timed_out(spec)),
+        };
+    }
     let tool = Arc::clone(&entry.tool);
-    let name = entry.spec.name.clone();
     // The run's session (see `tools::session`) goes with the call.
     let session = super::session::current();
     let mut task = tokio::spawn(super::session::carried(session, async move {
         tool.call(args).await
     }));
-    match tokio::time::timeout(entry.spec.timeout, &mut task).await {
+    match tokio::time::timeout(spec.timeout, &mut task).await {
         Ok(Ok(result)) => result,
-        Ok(Err(join)) if join.is_panic() => {
-            let message = crate::text::panic_message(join.into_panic().as_ref());
-            Err(ToolError::new(format!("tool `{name}` crashed: {message}")))
-        }
-        Ok(Err(_)) => Err(ToolError::new(format!("tool `{name}` was cancelled"))),
+        Ok(Err(join)) if join.is_panic() => Err(crashed(spec, join.into_panic().as_ref())),
+        Ok(Err(_)) => Err(ToolError::new(format!(
+            "tool `{}` was cancelled",
+            spec.name
+        ))),
         Err(_) => {
             task.abort();
-            Err(ToolError::transient(format!(
-                "tool `{name}` timed out after {:?}",
-                entry.spec.timeout
-            )))
+            Err(timed_out(spec))
         }
     }
+}
+
+/// The error of a call that panicked.
+fn crashed(spec: &ToolSpec, panic: &(dyn std::any::Any + Send)) -> ToolError {
+    let message = crate::text::panic_message(panic);
+    ToolError::new(format!("tool `{}` crashed: {message}", spec.name))
+}
+
+/// The error of a call that ran past its limit.
+fn timed_out(spec: &ToolSpec) -> ToolError {
+    ToolError::transient(format!(
+        "tool `{}` timed out after {:?}",
+        spec.name, spec.timeout
+    ))
 }
 
 #[cfg(test)]
@@ -377,6 +401,61 @@ mod tests {
         tb.register(Sleeps);
         let r = tb.call("sleepy", &json!({})).await;
         assert!(r.error.unwrap().contains("timed out"));
+    }
+
+    /// `T` declared to run in the caller's task.
+    struct Inline<T>(T);
+
+    #[async_trait]
+    impl<T: Tool> Tool for Inline<T> {
+        fn spec(&self) -> ToolSpec {
+            self.0.spec().inline()
+        }
+        async fn call(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+            self.0.call(args).await
+        }
+    }
+
+    /// Answers with the id of the task it runs in.
+    struct TaskId;
+
+    #[async_trait]
+    impl Tool for TaskId {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("task_id", "the task it runs in")
+        }
+        async fn call(&self, _args: Map<String, Value>) -> Result<Value, ToolError> {
+            Ok(json!(tokio::task::try_id().map(|id| id.to_string())))
+        }
+    }
+
+    #[tokio::test]
+    async fn an_inline_tool_runs_in_the_callers_task_and_is_bounded_there_too() {
+        let mut tb = Toolbox::new();
+        tb.register(Inline(Panics));
+        tb.register(Inline(Sleeps));
+        tb.register(Inline(TaskId));
+        let r = tb.call("boom", &json!({})).await;
+        assert_eq!(r.status, ToolStatus::Error);
+        assert!(r.error.unwrap().contains("tool `boom` crashed: kaboom"));
+        let r = tb.call("sleepy", &json!({})).await;
+        assert!(r.error.unwrap().contains("tool `sleepy` timed out"));
+        let tb = Arc::new(tb);
+        let ids = |tb: Arc<Toolbox>| async move {
+            tokio::spawn(async move {
+                let caller = tokio::task::try_id().map(|id| id.to_string());
+                (json!(caller), tb.call("task_id", &json!({})).await.data)
+            })
+            .await
+            .unwrap()
+        };
+        let (caller, inside) = ids(Arc::clone(&tb)).await;
+        assert_eq!(inside, caller, "an inline call runs in the caller's task");
+        let mut spawned = Toolbox::new();
+        spawned.register(TaskId);
+        let (caller, inside) = ids(Arc::new(spawned)).await;
+        assert_ne!(inside, caller, "other calls run in a task of their own");
+        assert!(inside.is_string());
     }
 
     #[tokio::test]

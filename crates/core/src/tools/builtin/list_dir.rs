@@ -37,6 +37,7 @@ impl Tool for ListDir {
         ))
         .example(json!({"path": "."}))
         .idempotent()
+        .inline()
         .effect(ToolEffect::Lists)
     }
 

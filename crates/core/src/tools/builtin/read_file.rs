@@ -41,6 +41,7 @@ impl Tool for ReadFile {
         )
         .example(json!({"path": "notes.txt"}))
         .idempotent()
+        .inline()
         .effect(ToolEffect::Reads)
     }
 

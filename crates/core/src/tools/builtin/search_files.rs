@@ -56,6 +56,7 @@ impl Tool for SearchFiles {
         ))
         .example(json!({"text": "TODO", "path": "."}))
         .idempotent()
+        .inline()
         .effect(ToolEffect::Reads)
     }
 

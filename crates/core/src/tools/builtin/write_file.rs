@@ -40,6 +40,7 @@ impl Tool for WriteFile {
             json!({"path": "report.md", "content": "# Report\nThe build passed on all targets."}),
         )
         .idempotent()
+        .inline()
         .effect(ToolEffect::Writes)
     }
 
