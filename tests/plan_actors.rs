@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{decision, finish, messages_text as all_text, text, Reply, ScriptedServer};
 use hermes::actors::{Faults, Hermes, RoleRegistry, TaskReport, TaskRequest};
+use hermes::limits::Limits;
 use hermes::llm::{OpenAiClient, OpenAiConfig};
 use hermes::tools::{builtin, Toolbox, Workspace};
 use serde_json::{json, Value};
@@ -78,6 +79,17 @@ async fn setup(
     max_replans: u32,
     concurrency: usize,
 ) -> Setup {
+    setup_with(server, faults, max_replans, concurrency, Limits::default()).await
+}
+
+/// [`setup`] with the executors' base limits (steer switches included).
+async fn setup_with(
+    server: &ScriptedServer,
+    faults: Faults,
+    max_replans: u32,
+    concurrency: usize,
+    limits: Limits,
+) -> Setup {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("data.txt"), "alpha=1\nbeta=2\n").unwrap();
     let ws = Workspace::new(workspace.path()).unwrap();
@@ -89,6 +101,7 @@ async fn setup(
         .llm(Arc::new(OpenAiClient::new(config).unwrap()))
         .roles(roles(&toolbox.names()))
         .toolbox(toolbox)
+        .limits(limits)
         .concurrency(concurrency)
         .max_replans(max_replans)
         .faults(faults)
@@ -633,6 +646,54 @@ async fn a_subtask_that_finishes_without_its_outputs_is_failed_and_replanned() {
         prompt.contains("Why it failed: finished without writing REPORT"),
         "{prompt}"
     );
+}
+
+/// Executors share one workspace: with the `owned_files` steer on, a
+/// write to a file the plan gives to another subtask is refused with whose
+/// it is, and the owner's content stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_executor_cannot_write_the_file_another_subtask_owns() {
+    let server = ScriptedServer::with_responder(move |req| match kind(req) {
+        Kind::Plan => plan(json!([
+            {"id": "s1", "role": "writer", "goal": "summarize the data", "outputs": ["summary.md"], "depends_on": []},
+            {"id": "s2", "role": "writer", "goal": "name the top entry", "outputs": ["top.txt"], "depends_on": []}
+        ])),
+        Kind::Step(goal) if goal == "summarize the data" => match common::rounds_shown(req) {
+            0 => decision("write_file", json!({"path": "./top.txt", "content": "alpha"})),
+            1 if all_text(req).contains(
+                "not written: `./top.txt` is the output of subtask s2 (writer), another part of this task, which writes it; this subtask's own file is: `summary.md`.",
+            ) =>
+            {
+                decision("write_file", json!({"path": "summary.md", "content": "alpha=1, beta=2"}))
+            }
+            1 => finish("NOT TOLD WHOSE"),
+            _ => finish("summarized"),
+        },
+        Kind::Step(goal) if goal == "name the top entry" => match common::rounds_shown(req) {
+            0 => decision("write_file", json!({"path": "top.txt", "content": "beta"})),
+            _ => finish("beta"),
+        },
+        Kind::Answer => text("done"),
+        other => panic!("unexpected request {other:?}"),
+    })
+    .await;
+    // Off by default (EVALS.md §41); switched on here.
+    let limits = Limits {
+        steer: hermes::agent::steer::Steers::defaults().with("owned_files", true),
+        ..Limits::default()
+    };
+    let s = setup_with(&server, Faults::none(), 0, 4, limits).await;
+    let report = s
+        .hermes
+        .submit("Summarize data.txt into summary.md and name the top entry in top.txt")
+        .await
+        .unwrap();
+    assert_eq!(report.status.as_str(), "finished", "{report:#?}");
+    let s1 = report.subtasks.iter().find(|s| s.id == "s1").unwrap();
+    assert_eq!(s1.result.as_deref(), Some("summarized"), "{s1:?}");
+    let read = |name: &str| std::fs::read_to_string(s._workspace.path().join(name)).unwrap();
+    assert_eq!(read("top.txt"), "beta");
+    assert_eq!(read("summary.md"), "alpha=1, beta=2");
 }
 
 /// An executor's loop runs until its task's deadline, whatever the base

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::plan::{PlanError, PlannedSubtask};
 use super::report::SubtaskStatus;
-use hermes_core::agent::{Goal, GoalInput, Outcome};
+use hermes_core::agent::{Goal, GoalInput, Outcome, OwnedFile};
 use hermes_core::llm::Usage;
 
 mod summary;
@@ -164,6 +164,25 @@ impl Dag {
             work.push_str(&format!("\nFiles to write: {}.", spec.outputs.join(", ")));
         }
         let mut goal = Goal::new(work).part_of(self.task.clone());
+        // The files the subtasks still to run or running write are theirs
+        // (the `owned_files` steer refuses a write to one). A finished
+        // subtask's files are free: a replan's subtask may have to redo them
+        // (EVALS.md §41), and so are a failed or replaced one's.
+        let live = |s: &&Slot| {
+            s.spec.id != spec.id
+                && matches!(s.state, SubtaskStatus::Pending | SubtaskStatus::Running)
+        };
+        for slot in self.slots.iter().filter(live) {
+            for path in &slot.spec.outputs {
+                if !spec.outputs.contains(path) && !goal.others.iter().any(|o| &o.path == path) {
+                    goal = goal.with_other(OwnedFile {
+                        path: path.clone(),
+                        subtask: slot.spec.id.clone(),
+                        role: slot.spec.role.clone(),
+                    });
+                }
+            }
+        }
         for dep in &spec.depends_on {
             if let Some(slot) = self.slot(dep) {
                 goal = goal.with_input(GoalInput {

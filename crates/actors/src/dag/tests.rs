@@ -204,6 +204,47 @@ fn an_executor_is_told_its_outputs_and_where_its_inputs_wrote() {
     );
 }
 
+#[test]
+fn an_executor_is_given_the_files_its_unfinished_siblings_write_as_theirs() {
+    let mut run = Dag::new("t", 4, 2);
+    let with = |id: &str, outputs: &[&str], deps: &[&str]| PlannedSubtask {
+        outputs: outputs.iter().map(|o| o.to_string()).collect(),
+        ..sub(id, deps)
+    };
+    let (a, b, c) = (
+        with("a", &["summary.md"], &[]),
+        with("b", &["top.txt"], &[]),
+        with("c", &["report.md", "summary.md"], &["a"]),
+    );
+    run.add_subtasks(vec![a.clone(), b.clone(), c.clone()]);
+    run.start_ready();
+    let owned = |goal: Goal| -> Vec<(String, String)> {
+        let others = goal.others.into_iter();
+        others.map(|o| (o.path, o.subtask)).collect()
+    };
+    let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
+    // A file two subtasks name is each one's own; it is not refused to either.
+    assert_eq!(
+        owned(run.executor_goal(&a)),
+        vec![pair("top.txt", "b"), pair("report.md", "c")]
+    );
+    assert_eq!(owned(run.executor_goal(&c)), vec![pair("top.txt", "b")]);
+    // The others never reach the model's text.
+    assert!(!run.executor_goal(&a).text().contains("top.txt"));
+    // A failed subtask's files are free for the one that takes its place,
+    // and a finished one's for a replan that redoes them.
+    assert!(run
+        .fail("b", 3, "gave up".into(), Usage::default())
+        .is_some());
+    assert_eq!(owned(run.executor_goal(&a)), vec![pair("report.md", "c")]);
+    assert!(run.finish("a", &done("summed")));
+    // b owns nothing of the finished a; c, still pending, keeps its two.
+    assert_eq!(
+        owned(run.executor_goal(&b)),
+        vec![pair("report.md", "c"), pair("summary.md", "c")]
+    );
+}
+
 /// Runs every subtask of `plan` to its end, each finishing with its id in
 /// capitals.
 fn all_finished(plan: Vec<PlannedSubtask>) -> Dag {

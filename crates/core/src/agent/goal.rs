@@ -4,7 +4,11 @@
 //! larger task: the subtask's own work, the task it is part of, and the
 //! results of the subtasks it builds on. The model sees all three
 //! ([`Goal::text`]); the steers read files only from the work itself, so an
-//! executor is never held to files that other subtasks write.
+//! executor is never held to files that other subtasks write. The files
+//! that other subtasks still to run or running write ([`Goal::others`])
+//! are theirs: the run may read them, and with the `owned_files` steer on
+//! a write to one is refused with whose it is (see
+//! [`super::steer::owned_files`]).
 
 use std::fmt::Write;
 
@@ -27,6 +31,21 @@ pub struct Goal {
     /// Results of the subtasks this one builds on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<GoalInput>,
+    /// Files that other subtasks of the same task, pending or running,
+    /// write (not shown to the model; see [`super::steer::owned_files`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OwnedFile>,
+}
+
+/// A file that another subtask of the same task writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnedFile {
+    /// The workspace path, as the plan names it.
+    pub path: String,
+    /// The id of the subtask that writes it.
+    pub subtask: String,
+    /// The role that runs that subtask.
+    pub role: String,
 }
 
 /// The result of a subtask another one builds on.
@@ -61,6 +80,12 @@ impl Goal {
     /// This goal, building on the result of another subtask.
     pub fn with_input(mut self, input: GoalInput) -> Self {
         self.inputs.push(input);
+        self
+    }
+
+    /// This goal, with `file` left to the other subtask that writes it.
+    pub fn with_other(mut self, file: OwnedFile) -> Self {
+        self.others.push(file);
         self
     }
 

@@ -34,7 +34,7 @@ use std::time::Instant;
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-pub use goal::{Goal, GoalInput};
+pub use goal::{Goal, GoalInput, OwnedFile};
 pub use guard::StopStatus;
 pub use memory::{LongTermMemory, MemoryUse};
 pub use outcome::Outcome;
@@ -245,6 +245,7 @@ impl Agent {
     ) -> Outcome {
         let started = Instant::now();
         let work = goal.work.as_str();
+        let others = goal.others.as_slice();
         let text = goal.text();
         let goal = text.as_str();
         let journal = match &self.journal_path {
@@ -262,7 +263,7 @@ impl Agent {
                 }
             },
         };
-        let mut run = Run::new(self, goal, work, journal, cancel);
+        let mut run = Run::new(self, goal, work, journal, cancel).with_others(others);
         let recalled = Box::pin(run.recall()).await;
         Box::pin(run.survey()).await;
         let ending = run.rounds().await;

@@ -17,6 +17,7 @@ use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::decide::Decided;
+use super::goal::OwnedFile;
 use super::guard::{self, StopStatus};
 use super::outcome::Ending;
 use super::reflect::{self, Reflection};
@@ -55,6 +56,10 @@ pub(crate) struct Run<'a> {
     opening: String,
     /// The files whose whole text the opening showed.
     shown: Vec<String>,
+    /// Files other subtasks of the task write (see [`Goal::others`]).
+    ///
+    /// [`Goal::others`]: crate::agent::Goal::others
+    others: &'a [OwnedFile],
     /// The files the goal names, split into outputs and inputs before the
     /// first round (empty when no tool of the run can write files: then
     /// no steer can act on them and nothing can be missing).
@@ -90,10 +95,17 @@ impl<'a> Run<'a> {
             notes: String::new(),
             opening: String::new(),
             shown: Vec::new(),
+            others: &[],
             files: GoalFiles::default(),
             rendered: perceive::RenderedRounds::default(),
             prompted_by: None,
         }
+    }
+
+    /// This run, leaving `others` to the subtasks that write them.
+    pub(crate) fn with_others(mut self, others: &'a [OwnedFile]) -> Self {
+        self.others = others;
+        self
     }
 
     /// Recalls the notes of earlier tasks nearest the goal, when the agent
@@ -146,6 +158,7 @@ impl<'a> Run<'a> {
             history: self.journal.entries(),
             repetition_window: self.agent.limits.repetition_window,
             shown: &self.shown,
+            others: self.others,
         }
     }
 

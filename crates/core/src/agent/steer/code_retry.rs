@@ -142,6 +142,7 @@ mod tests {
             history,
             repetition_window: 5,
             shown: &[],
+            others: &[],
         };
         CodeRetry.gate(&cx, &finish(), false)
     }

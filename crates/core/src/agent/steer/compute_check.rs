@@ -274,6 +274,7 @@ mod tests {
             history,
             repetition_window: 5,
             shown: &shown,
+            others: &[],
         };
         let guess = write("days.txt", "19");
         let Gate::Refuse { note, .. } = ComputeCheck.gate(&cx(&[]), &guess, false) else {
@@ -353,6 +354,7 @@ mod tests {
             history: &[],
             repetition_window: 5,
             shown: &[],
+            others: &[],
         };
         assert_eq!(
             ComputeCheck.gate(&cx, &write("days.txt", "19"), false),

@@ -344,6 +344,7 @@ mod tests {
             history,
             repetition_window: 5,
             shown: &[],
+            others: &[],
         };
         let dropped =
             run_code("import csv\nprint(len(list(csv.DictReader(open('data/users.csv')))))");

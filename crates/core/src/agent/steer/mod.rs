@@ -46,6 +46,7 @@ pub mod goal_folders;
 pub mod input_preview;
 pub mod instructions_file;
 pub mod label_check;
+pub mod owned_files;
 pub mod read_check;
 pub mod repeat_guidance;
 mod switches;
@@ -80,6 +81,9 @@ pub struct SteerContext<'a> {
     /// The files whose whole text the first prompt showed (see
     /// [`input_preview`]): the run has seen them without a call.
     pub shown: &'a [String],
+    /// The files other subtasks of the task write (see
+    /// [`crate::agent::Goal::others`]); empty for a run of its own.
+    pub others: &'a [crate::agent::OwnedFile],
 }
 
 /// What a steer adds after the goal in the first prompt.
@@ -296,6 +300,7 @@ pub static ALL: &[&dyn Steer] = &[
     &instructions_file::InstructionsFile,
     &workspace_listing::WorkspaceListing,
     &input_preview::InputPreview,
+    &owned_files::OwnedFiles,
     &code_retry::CodeRetry,
     &code_redraw::CodeRedraw,
     &code_vote::CodeVote,
@@ -456,6 +461,7 @@ pub(crate) fn test_context<'a>(
         history,
         repetition_window: 5,
         shown: &[],
+        others: &[],
     }
 }
 

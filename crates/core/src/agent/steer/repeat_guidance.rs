@@ -269,6 +269,7 @@ mod tests {
             history,
             repetition_window: 5,
             shown: &[],
+            others: &[],
         };
         let read = Decision {
             thought: String::new(),

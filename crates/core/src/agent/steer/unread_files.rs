@@ -270,6 +270,7 @@ mod tests {
         let shown = vec!["notes.md".to_string()];
         let cx = SteerContext {
             shown: &shown,
+            others: &[],
             ..cx
         };
         assert_eq!(unread(&cx), ["teams/mobile.txt", "teams/platform.txt"]);
