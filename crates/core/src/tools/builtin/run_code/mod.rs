@@ -157,7 +157,12 @@ impl Tool for RunCode {
             .param(ParamSpec::new("timeout_secs", ParamKind::Number, "wall-clock limit in seconds (fractions allowed)"))
             // The example reads a CSV by its header: `csv.reader` counted the
             // header as a row and picked columns by guessed positions
-            // (EVALS.md, section 13).
+            // (EVALS.md, section 13). Executors copy it as the program itself
+            // onto logs and scripts (§40), yet without it the held-out suite
+            // fell from 21 to 11 of 38 in one sitting (§41): the model then
+            // splits CSV lines by hand, header included. It stays until a
+            // form that keeps the CSV lesson without a program to copy is
+            // measured.
             .example(json!({"language": "python", "code": "import csv\nrows = list(csv.DictReader(open('data.csv')))\nprint(len(rows), rows[0] if rows else 'no data rows')"}))
             .timeout(MAX_CODE_TIMEOUT + Duration::from_secs(10))
             .effect(ToolEffect::RunsCode)
