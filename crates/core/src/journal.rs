@@ -163,11 +163,17 @@ impl JournalEntry {
     /// An entry for `action` with `args` (hash computed), status `ok`, and
     /// empty observation, tokens and timings for the caller to fill in.
     pub fn new(round: u32, thought: &str, action: &str, args: Value) -> Self {
+        Self::owned(round, thought.to_string(), action.to_string(), args)
+    }
+
+    /// [`JournalEntry::new`] from owned text: what a decision used up moves
+    /// in without a copy.
+    pub fn owned(round: u32, thought: String, action: String, args: Value) -> Self {
         Self {
             round,
-            thought: thought.to_string(),
-            action: action.to_string(),
-            args_hash: action_hash(action, &args),
+            args_hash: action_hash(&action, &args),
+            thought,
+            action,
             args,
             status: ToolStatus::Ok,
             observation: String::new(),

@@ -11,8 +11,10 @@
 //! The prompt stays bounded however long the run is. Text goes in as it is: non-ASCII
 //! is never `\u`-escaped, so Chinese goals and files stay readable.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::io::Write as _;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{json, Value};
 
@@ -127,10 +129,8 @@ pub fn messages(
     reflections: &[Reflection],
     limits: &Limits,
 ) -> Vec<ChatMessage> {
-    let rendered: Vec<RenderedRound> = history
-        .iter()
-        .map(|entry| RenderedRound::of(entry, limits.history))
-        .collect();
+    let mut rendered = RenderedRounds::default();
+    rendered.sync(history, limits);
     let opening = Opening {
         notes,
         goal,
@@ -154,13 +154,15 @@ pub struct Opening<'a> {
 }
 
 /// The text of one past round that depends on its journal entry (and the
-/// run's layout) alone: its summary line and how it is shown whole.
-/// Entries never change once journalled, so a run renders each once
-/// ([`RenderedRounds`]).
+/// run's layout) alone: how it is shown whole, and its summary line once
+/// it is shown as one. Entries never change once journalled, so a run
+/// renders each once ([`RenderedRounds`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderedRound {
-    /// [`summary_line`] of the entry.
-    pub summary: String,
+    /// [`summary_line`] of the entry, written the first time the round is
+    /// summarised (a long run's oldest rounds are only counted, and a short
+    /// run's are never summarised).
+    summary: OnceLock<String>,
     /// The entry shown whole: its block in the log
     /// ([`HistoryLayout::Log`]) or the assistant turn that replays its
     /// decision ([`HistoryLayout::Turns`]).
@@ -171,39 +173,77 @@ impl RenderedRound {
     /// Renders `entry` for `layout`.
     pub fn of(entry: &JournalEntry, layout: HistoryLayout) -> Self {
         Self {
-            summary: summary_line(entry),
+            summary: OnceLock::new(),
             whole: match layout {
                 HistoryLayout::Log => log_block(entry),
                 HistoryLayout::Turns => replayed_reply(entry),
             },
         }
     }
-}
 
-/// Rendered rounds kept in step with a growing journal: each round is
-/// rendered once, instead of every past round again on every round.
-#[derive(Debug, Default)]
-pub struct RenderedRounds(Vec<RenderedRound>);
-
-impl RenderedRounds {
-    /// Renders the rounds of `history` not rendered yet for `layout` (the
-    /// same for the whole run); returns them all.
-    pub fn sync(&mut self, history: &[JournalEntry], layout: HistoryLayout) -> &[RenderedRound] {
-        if self.0.len() > history.len() {
-            self.0.clear();
-        }
-        let done = self.0.len();
-        self.0.extend(
-            history[done..]
-                .iter()
-                .map(|entry| RenderedRound::of(entry, layout)),
-        );
-        &self.0
+    /// The round's summary line; `entry` is the round's own entry.
+    pub fn summary(&self, entry: &JournalEntry) -> &str {
+        self.summary.get_or_init(|| summary_line(entry))
     }
 }
 
-/// [`messages`] with the rounds already rendered (`rendered[i]` is
-/// `history[i]`'s), and `written`: when not empty, what the closing request
+/// Rendered rounds kept in step with a growing journal: each round is
+/// rendered once, instead of every past round again on every round, and
+/// the line that counts the oldest rounds is written again only when that
+/// count moves (once per block of rounds).
+#[derive(Debug, Default)]
+pub struct RenderedRounds {
+    rounds: Vec<RenderedRound>,
+    /// How many of the oldest rounds [`Self::counted_line`] counts.
+    counted: usize,
+    counted_line: String,
+}
+
+impl RenderedRounds {
+    /// Renders the rounds of `history` not rendered yet (the run's
+    /// `limits` are the same for the whole run), and the counted line when
+    /// its count moved.
+    pub fn sync(&mut self, history: &[JournalEntry], limits: &Limits) -> &Self {
+        if self.rounds.len() > history.len() {
+            *self = Self::default();
+        }
+        let done = self.rounds.len();
+        self.rounds.extend(
+            history[done..]
+                .iter()
+                .map(|entry| RenderedRound::of(entry, limits.history)),
+        );
+        let summarised = summarised_rounds(history.len(), limits.full_rounds);
+        let counted = counted_rounds(summarised, limits.full_rounds);
+        if counted != self.counted {
+            self.counted = counted;
+            self.counted_line = if counted > 0 {
+                counted_line(&history[..counted])
+            } else {
+                String::new()
+            };
+        }
+        self
+    }
+
+    /// The rounds rendered so far, oldest first.
+    pub fn rounds(&self) -> &[RenderedRound] {
+        &self.rounds
+    }
+
+    /// The line counting the `counted` oldest rounds of `history`: the one
+    /// kept when it counts as many, else written now.
+    fn counted_line<'a>(&'a self, history: &[JournalEntry], counted: usize) -> Cow<'a, str> {
+        if counted == self.counted {
+            Cow::Borrowed(&self.counted_line)
+        } else {
+            Cow::Owned(counted_line(&history[..counted]))
+        }
+    }
+}
+
+/// [`messages`] with the rounds already rendered (`rendered`'s rounds are
+/// `history`'s), and `written`: when not empty, what the closing request
 /// says after the last round, in place of the usual "do not repeat it"
 /// after a success (the run's output files are all there, see
 /// [`finish_check::written_note`](super::steer::finish_check::written_note); or a
@@ -213,7 +253,7 @@ pub fn messages_rendered(
     system: &str,
     opening_text: Opening<'_>,
     history: &[JournalEntry],
-    rendered: &[RenderedRound],
+    rendered: &RenderedRounds,
     reflections: &[Reflection],
     limits: &Limits,
     written: &str,
@@ -224,11 +264,17 @@ pub fn messages_rendered(
             .rev()
             .find(|r| r.round == round)
             .map(|r| format!("{}\n\n", reflect::note(r)))
-            .unwrap_or_default()
     };
     let split = summarised_rounds(history.len(), limits.full_rounds);
     let (older, recent) = history.split_at(split);
-    let (older_text, recent_text) = rendered.split_at(split);
+    let (older_text, recent_text) = rendered.rounds().split_at(split);
+    let counted = counted_rounds(older.len(), limits.full_rounds);
+    let counted_line = (counted > 0).then(|| rendered.counted_line(history, counted));
+    let summaries: Vec<&str> = older_text[counted..]
+        .iter()
+        .zip(&older[counted..])
+        .map(|(text, entry)| text.summary(entry))
+        .collect();
     let Opening {
         notes,
         goal,
@@ -236,47 +282,50 @@ pub fn messages_rendered(
     } = opening_text;
     // Room for all of it at once: the text is rebuilt every round, and
     // growing it by doubling copied it several times over.
-    let rendered_len: usize = older_text
-        .iter()
-        .map(|t| t.summary.len() + 1)
-        .chain(recent_text.iter().map(|t| t.whole.len() + 2))
-        .sum();
+    let rendered_len: usize = summaries.iter().map(|t| t.len() + 1).sum::<usize>()
+        + counted_line.as_ref().map_or(0, |line| line.len() + 1)
+        + recent_text.iter().map(|t| t.whole.len() + 2).sum::<usize>();
     let mut opening = String::with_capacity(
         notes.len() + goal.len() + workspace.len() + written.len() + rendered_len + 1024,
     );
-    let _ = write!(opening, "{notes}Goal: {goal}");
+    opening.push_str(notes);
+    opening.push_str("Goal: ");
+    opening.push_str(goal);
     if !workspace.is_empty() {
-        let _ = write!(opening, "\n\n{workspace}");
+        opening.push_str("\n\n");
+        opening.push_str(workspace);
     }
     if !older.is_empty() {
         opening.push_str("\n\nEarlier rounds (summarised):\n");
-        let counted = counted_rounds(older.len(), limits.full_rounds);
-        if counted > 0 {
-            opening.push_str(&counted_line(&older[..counted]));
+        if let Some(line) = &counted_line {
+            opening.push_str(line);
             opening.push('\n');
         }
-        for text in &older_text[counted..] {
-            opening.push_str(&text.summary);
+        for summary in &summaries {
+            opening.push_str(summary);
             opening.push('\n');
         }
     }
-    let _ = write!(
-        opening,
-        "\n\n{}",
-        older.last().map_or(String::new(), |e| reflected(e.round)),
-    );
+    opening.push_str("\n\n");
+    if let Some(note) = older.last().and_then(|e| reflected(e.round)) {
+        opening.push_str(&note);
+    }
     match limits.history {
         HistoryLayout::Log => {
             // One turn: the opening, then each recent round as a log block,
             // then what to do. It grows at its end like the turns do.
             for (entry, text) in recent.iter().zip(recent_text) {
-                let _ = write!(opening, "{}\n\n{}", text.whole, reflected(entry.round));
+                opening.push_str(&text.whole);
+                opening.push_str("\n\n");
+                if let Some(note) = reflected(entry.round) {
+                    opening.push_str(&note);
+                }
             }
-            opening.push_str(&next_step(history.last(), limits, written));
+            next_step(&mut opening, history.last(), limits, written);
             vec![ChatMessage::system(system), ChatMessage::user(opening)]
         }
         HistoryLayout::Turns => {
-            opening.push_str(&next_step(older.last(), limits, ""));
+            next_step(&mut opening, older.last(), limits, "");
             let mut out = vec![ChatMessage::system(system), ChatMessage::user(opening)];
             for (i, (entry, text)) in recent.iter().zip(recent_text).enumerate() {
                 let written = if i + 1 == recent.len() { written } else { "" };
@@ -284,13 +333,14 @@ pub fn messages_rendered(
                 // The goal first, then the news, then what to do: the model
                 // reads the success note last (with the goal last, small
                 // models redo it).
-                out.push(ChatMessage::user(format!(
-                    "Goal: {goal}\n\nObservation (round {}): {}\n\n{}{}",
+                let mut turn = format!(
+                    "Goal: {goal}\n\nObservation (round {}): {}\n\n{}",
                     entry.round,
                     entry.observation,
-                    reflected(entry.round),
-                    next_step(Some(entry), limits, written)
-                )));
+                    reflected(entry.round).unwrap_or_default(),
+                );
+                next_step(&mut turn, Some(entry), limits, written);
+                out.push(ChatMessage::user(turn));
             }
             out
         }
@@ -344,29 +394,25 @@ fn counted_line(entries: &[JournalEntry]) -> String {
     format!("- rounds {first}–{last}: {}", calls.join(", "))
 }
 
-/// What the model is asked after `previous` (none: the first round);
-/// `written` (may be empty) replaces the usual advice after a success, and
-/// follows the round number after a failed round.
-fn next_step(previous: Option<&JournalEntry>, limits: &Limits, written: &str) -> String {
+/// What the model is asked after `previous` (none: the first round),
+/// written at the end of `out`; `written` (may be empty) replaces the usual
+/// advice after a success, and follows the round number after a failed
+/// round.
+fn next_step(out: &mut String, previous: Option<&JournalEntry>, limits: &Limits, written: &str) {
     let round = previous.map_or(1, |e| e.round + 1);
-    let mut next = format!("Round {round} of {}.", limits.max_rounds);
+    let _ = write!(out, "Round {round} of {}.", limits.max_rounds);
     if previous.is_some_and(|e| e.is_error()) && !written.is_empty() {
-        let _ = write!(next, " {written}");
+        out.push(' ');
+        out.push_str(written);
     }
     if let Some(last) = previous.filter(|e| !e.is_error() && e.action != UNPARSED) {
         // Small models tend to redo the step that just worked; say it is done.
+        let _ = write!(out, " Round {} ({}) succeeded", last.round, last.action);
         if written.is_empty() {
-            let _ = write!(
-                next,
-                " Round {} ({}) succeeded and its result is in the observation above: do not repeat it; use that result for the next step toward the goal, or finish if the goal is reached.",
-                last.round, last.action
-            );
+            out.push_str(" and its result is in the observation above: do not repeat it; use that result for the next step toward the goal, or finish if the goal is reached.");
         } else {
-            let _ = write!(
-                next,
-                " Round {} ({}) succeeded. {written}",
-                last.round, last.action
-            );
+            out.push_str(". ");
+            out.push_str(written);
         }
     }
     let flagged = previous.filter(|_| limits.evidence_warnings).and_then(|e| {
@@ -374,10 +420,10 @@ fn next_step(previous: Option<&JournalEntry>, limits: &Limits, written: &str) ->
         Some((e.round, flag.strip_prefix("flagged: ").unwrap_or(flag)))
     });
     if let Some((round, flag)) = flagged {
-        let _ = write!(next, " {}", evidence::warning(round, flag));
+        out.push(' ');
+        out.push_str(&evidence::warning(round, flag));
     }
-    next.push_str(" Reply with one JSON object.");
-    next
+    out.push_str(" Reply with one JSON object.");
 }
 
 /// A past round in the log layout: the call made and what it returned
@@ -389,13 +435,15 @@ fn log_block(entry: &JournalEntry) -> String {
             entry.round, entry.observation
         );
     }
-    format!(
-        "Round {}: you called {} {}\nObservation: {}",
-        entry.round,
-        entry.action,
-        clip_strings(&entry.args),
-        entry.observation
-    )
+    let mut block = Vec::with_capacity(64 + entry.action.len() + entry.observation.len());
+    let _ = write!(block, "Round {}: you called {} ", entry.round, entry.action);
+    // The args as compact JSON with long strings cut, written in place
+    // (no clipped copy of the args is built).
+    let _ = serde_json::to_writer(&mut block, &Clipped(&entry.args));
+    block.extend_from_slice(b"\nObservation: ");
+    block.extend_from_slice(entry.observation.as_bytes());
+    // Every part is UTF-8 (serde_json writes UTF-8).
+    String::from_utf8(block).unwrap_or_default()
 }
 
 /// One line for an older round: number, action, args digest, status.
@@ -456,6 +504,25 @@ fn clip_strings(value: &Value) -> Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+/// A value serialized as [`clip_strings`] of it would be, without building
+/// that copy: strings longer than [`HISTORY_ARG_CHARS`] characters cut.
+struct Clipped<'a>(&'a Value);
+
+impl serde::Serialize for Clipped<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            // At most that many bytes is at most that many characters.
+            Value::String(s) if s.len() <= HISTORY_ARG_CHARS => serializer.serialize_str(s),
+            Value::String(s) => serializer.serialize_str(&clip(s, HISTORY_ARG_CHARS)),
+            Value::Array(items) => serializer.collect_seq(items.iter().map(Clipped)),
+            Value::Object(map) => {
+                serializer.collect_map(map.iter().map(|(key, item)| (key, Clipped(item))))
+            }
+            other => other.serialize(serializer),
+        }
     }
 }
 

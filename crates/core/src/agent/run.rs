@@ -214,11 +214,11 @@ impl<'a> Run<'a> {
             (Ok(decision), Some((by, Gate::Refuse { note, repeat_of }))) => JournalEntry {
                 repeat_of,
                 steered_by: Some(by.to_string()),
-                ..entry_for(round, &decision, &ToolResult::error(note), limits)
+                ..entry_for(round, decision, ToolResult::error(note), limits)
             },
             (Ok(decision), _) if decision.is_finish() => {
                 let result = decision.result.clone().unwrap_or_default();
-                let entry = entry_for(round, &decision, &ToolResult::ok(result.clone()), limits);
+                let entry = entry_for(round, decision, ToolResult::ok(result.clone()), limits);
                 finished = Some(result);
                 entry
             }
@@ -256,7 +256,7 @@ impl<'a> Run<'a> {
                         let refused = ToolResult::error(record.refusal());
                         JournalEntry {
                             approval: Some(record),
-                            ..entry_for(round, &decision, &refused, limits)
+                            ..entry_for(round, decision, refused, limits)
                         }
                     }
                     approval => {
@@ -269,10 +269,12 @@ impl<'a> Run<'a> {
                             Err(stop) => return Some(Ending::stop(stop)),
                         };
                         let (decision, result, took) = (acted.decision, acted.result, acted.took);
+                        let untrusted = result.status == ToolStatus::Ok
+                            && self.agent.toolbox.is_untrusted(&decision.action.name);
                         let mut entry = JournalEntry {
                             tool_ms: took.as_millis() as u64,
                             approval,
-                            ..entry_for(round, &decision, &result, limits)
+                            ..entry_for(round, decision, result, limits)
                         };
                         // The draws' model use, added to the decision's below.
                         if let Some(drawn) = acted.redrawn {
@@ -282,11 +284,9 @@ impl<'a> Run<'a> {
                         }
                         // What came back from outside is marked; an error
                         // envelope is Hermes's own words and stays plain.
-                        if result.status == ToolStatus::Ok
-                            && self.agent.toolbox.is_untrusted(&decision.action.name)
-                        {
+                        if untrusted {
                             entry.observation =
-                                observe::mark_untrusted(&decision.action.name, &entry.observation);
+                                observe::mark_untrusted(&entry.action, &entry.observation);
                         }
                         entry
                     }
@@ -346,7 +346,7 @@ impl<'a> Run<'a> {
         self.prompted_by = closing.as_ref().map(|(by, _)| *by);
         let closing = closing.map(|(_, text)| text).unwrap_or_default();
         let history = self.journal.entries();
-        let rendered = self.rendered.sync(history, self.agent.limits.history);
+        let rendered = self.rendered.sync(history, &self.agent.limits);
         let opening = perceive::Opening {
             notes: &self.notes,
             goal: self.goal,
@@ -522,27 +522,25 @@ impl<'a> Run<'a> {
     }
 }
 
-/// A journal entry for a decision and the result its action produced.
-fn entry_for(
-    round: u32,
-    decision: &Decision,
-    result: &ToolResult,
-    limits: &Limits,
-) -> JournalEntry {
+/// A journal entry for a decision and the result its action produced. Both
+/// are taken, not copied: the thought, action, args and kept data move into
+/// the entry (a round's entry is built once, from a decision used up).
+fn entry_for(round: u32, decision: Decision, result: ToolResult, limits: &Limits) -> JournalEntry {
     let kept = |data: &serde_json::Value| !data.is_null() && fits(data, KEPT_DATA_CHARS);
+    let Decision {
+        thought,
+        action,
+        repaired,
+        ..
+    } = decision;
+    let observation = observe::observation_text(&result, limits);
+    let status = result.status;
     JournalEntry {
-        status: result.status,
-        observation: observe::observation_text(result, limits),
-        repaired: decision.repaired,
-        data: Some(&result.data)
-            .filter(|data| result.status == ToolStatus::Ok && kept(data))
-            .cloned(),
-        ..JournalEntry::new(
-            round,
-            &decision.thought,
-            &decision.action.name,
-            decision.action.args.clone(),
-        )
+        status,
+        observation,
+        repaired,
+        data: Some(result.data).filter(|data| status == ToolStatus::Ok && kept(data)),
+        ..JournalEntry::owned(round, thought, action.name, action.args)
     }
 }
 

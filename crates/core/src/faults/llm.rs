@@ -12,7 +12,7 @@ use crate::llm::{ChatRequest, ChatResponse, Llm, LlmError};
 
 /// Attempts per model request, first included. Mirrors the HTTP client's
 /// policy (`OpenAiConfig::new(..).max_attempts`, retried by `backon` on
-/// 429/5xx/connection errors/timeouts in `crates/core/src/llm/openai.rs`), so an
+/// 429/5xx/connection errors/timeouts in `crates/core/src/llm/openai/`), so an
 /// injected 500 or timeout gets the same recovery a real one would.
 pub const LLM_ATTEMPTS: usize = 3;
 

@@ -122,7 +122,7 @@ fn rounds_rendered_once_make_the_same_prompt_as_rendering_them_all() {
                 "sys",
                 opening,
                 seen,
-                rendered.sync(seen, layout),
+                rendered.sync(seen, &limits),
                 &[],
                 &limits,
                 "",
@@ -135,9 +135,9 @@ fn rounds_rendered_once_make_the_same_prompt_as_rendering_them_all() {
         }
         // A shorter journal (a new run) starts the rendering over.
         let short = &all[..2];
-        assert_eq!(rendered.sync(short, layout).len(), 2);
+        assert_eq!(rendered.sync(short, &limits).rounds().len(), 2);
         assert_eq!(
-            rendered.sync(short, layout)[1],
+            rendered.sync(short, &limits).rounds()[1],
             RenderedRound::of(&all[1], layout)
         );
     }
@@ -260,4 +260,25 @@ fn the_worked_example_ends_the_system_prompt_when_switched_on() {
         shared_system_prompt(DEFAULT_IDENTITY, &toolbox, &on),
         shared_system_prompt(DEFAULT_IDENTITY, &toolbox, &off)
     );
+}
+
+#[test]
+fn a_log_block_writes_the_args_as_their_clipped_copy_would_read() {
+    let long = "é".repeat(HISTORY_ARG_CHARS + 5);
+    let exact = "x".repeat(HISTORY_ARG_CHARS);
+    for args in [
+        json!({}),
+        json!({"path": "a.txt"}),
+        json!({"content": long, "path": "b \"q\"\n.txt", "n": 1.5, "ok": true, "none": null}),
+        json!({"nested": {"list": [long.clone(), exact.clone(), 3]}, "z": exact}),
+    ] {
+        let mut entry = JournalEntry::new(4, "t", "write_file", args.clone());
+        entry.observation = r#"{"status":"ok","data":"wrote","error":null}"#.into();
+        let expected = format!(
+            "Round 4: you called write_file {}\nObservation: {}",
+            clip_strings(&args),
+            entry.observation
+        );
+        assert_eq!(log_block(&entry), expected);
+    }
 }

@@ -24,6 +24,10 @@ use serde_json::{json, Value};
 
 use super::{ChatRequest, ChatResponse, Llm, LlmError, Usage};
 
+mod body;
+
+use body::{Body, SchemaTexts, FORMAT_NAMES, FORMAT_NONE, FORMAT_OBJECT, FORMAT_SCHEMA};
+
 /// Default endpoint: Ollama's OpenAI-compatible API on this machine.
 pub const DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
 
@@ -78,6 +82,8 @@ pub struct OpenAiClient {
     /// Set once the server has answered anything: until then a failed
     /// connection means nothing listens there, and is not retried.
     reached: AtomicBool,
+    /// The JSON text of each schema sent lately, written once.
+    schemas: SchemaTexts,
 }
 
 impl OpenAiClient {
@@ -100,6 +106,7 @@ impl OpenAiClient {
             http,
             format: AtomicU8::new(format),
             reached: AtomicBool::new(false),
+            schemas: SchemaTexts::default(),
         })
     }
 
@@ -108,21 +115,20 @@ impl OpenAiClient {
         &self.url
     }
 
-    fn body(&self, request: &ChatRequest) -> Value {
-        let mut body = json!({
-            "model": self.config.model,
-            "messages": request.messages,
-            "temperature": request.temperature_f64(),
-            "max_tokens": request.max_tokens,
-            "stream": false,
-        });
-        if let Some(format) = response_format(request, self.format.load(Ordering::Relaxed)) {
-            body["response_format"] = format;
+    /// The body posted for `request`, with the strongest response format
+    /// the server still takes.
+    fn body<'a>(&'a self, request: &'a ChatRequest) -> Body<'a> {
+        Body {
+            model: &self.config.model,
+            messages: &request.messages,
+            temperature: request.temperature_f64(),
+            max_tokens: request.max_tokens,
+            stream: false,
+            response_format: self
+                .schemas
+                .response_format(request, self.format.load(Ordering::Relaxed)),
+            seed: request.seed,
         }
-        if let Some(seed) = request.seed {
-            body["seed"] = json!(seed);
-        }
-        body
     }
 
     async fn send_once(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
@@ -138,7 +144,7 @@ impl OpenAiClient {
             if status.as_u16() == 400 && refuses_format(&text) {
                 // The prompt asks for JSON anyway: ask again with less.
                 let sent = self.format.load(Ordering::Relaxed);
-                if let Some(format) = response_format(request, sent) {
+                if let Some(format) = self.schemas.response_format(request, sent) {
                     let weaker = if sent == FORMAT_SCHEMA && request.schema.is_some() {
                         FORMAT_OBJECT
                     } else {
@@ -151,7 +157,7 @@ impl OpenAiClient {
                     {
                         tracing::warn!(
                             "the server refused response_format {}; asking again with {}",
-                            format["type"].as_str().unwrap_or("?"),
+                            format.name(),
                             FORMAT_NAMES[usize::from(weaker)]
                         );
                     }
@@ -211,30 +217,6 @@ impl Llm for OpenAiClient {
     fn model(&self) -> &str {
         &self.config.model
     }
-}
-
-/// No `response_format`.
-const FORMAT_NONE: u8 = 0;
-/// `{"type": "json_object"}`.
-const FORMAT_OBJECT: u8 = 1;
-/// `{"type": "json_schema", ...}` when the request has a schema.
-const FORMAT_SCHEMA: u8 = 2;
-/// The levels' names, for the log.
-const FORMAT_NAMES: [&str; 3] = ["none", "json_object", "json_schema"];
-
-/// The `response_format` for `request` when the server takes `allowed`
-/// (one of the `FORMAT_*` levels); `None` for plain-text requests.
-fn response_format(request: &ChatRequest, allowed: u8) -> Option<Value> {
-    if !request.json || allowed == FORMAT_NONE {
-        return None;
-    }
-    Some(match &request.schema {
-        Some(schema) if allowed == FORMAT_SCHEMA => json!({
-            "type": "json_schema",
-            "json_schema": {"name": "decision", "schema": schema.as_ref()},
-        }),
-        _ => json!({"type": "json_object"}),
-    })
 }
 
 /// Whether a 400 body says the server cannot follow the response format.
@@ -360,34 +342,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn response_format_steps_down_from_the_schema() {
-        let schema = std::sync::Arc::new(json!({"type": "object"}));
-        let mut request = ChatRequest {
-            messages: vec![],
-            temperature: 0.0,
-            max_tokens: 8,
-            json: true,
-            schema: Some(schema),
-            seed: None,
-        };
-        assert_eq!(
-            response_format(&request, FORMAT_SCHEMA),
-            Some(
-                json!({"type": "json_schema", "json_schema": {"name": "decision", "schema": {"type": "object"}}})
-            )
-        );
-        assert_eq!(
-            response_format(&request, FORMAT_OBJECT),
-            Some(json!({"type": "json_object"}))
-        );
-        assert_eq!(response_format(&request, FORMAT_NONE), None);
-        request.schema = None;
-        assert_eq!(
-            response_format(&request, FORMAT_SCHEMA),
-            Some(json!({"type": "json_object"}))
-        );
-        request.json = false;
-        assert_eq!(response_format(&request, FORMAT_SCHEMA), None);
+    fn refused_formats_are_recognised() {
         assert!(refuses_format("Unrecognized schema: oneOf"));
         assert!(refuses_format("'response_format' is not supported"));
         assert!(!refuses_format("context length exceeded"));
@@ -453,7 +408,10 @@ mod tests {
             seed: Some(1002),
             ..request
         };
-        assert_eq!(client.body(&seeded)["seed"], 1002);
+        assert_eq!(
+            serde_json::to_value(client.body(&seeded)).unwrap()["seed"],
+            1002
+        );
     }
 
     /// A writer the test's log subscriber appends to.
