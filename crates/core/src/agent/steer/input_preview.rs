@@ -126,7 +126,7 @@ pub fn preview(workspace: &Workspace, named: &[String], first_round: u32) -> Ope
 
 /// Where the goal's file `name` is: at its path, or the first file of the
 /// same name elsewhere in the tree (named as the workspace names it).
-fn located(workspace: &Workspace, name: &str) -> Option<(String, PathBuf)> {
+pub(super) fn located(workspace: &Workspace, name: &str) -> Option<(String, PathBuf)> {
     if let Ok(path) = workspace.resolve(name) {
         if path.is_file() {
             return Some((name.trim_start_matches("./").to_string(), path));
@@ -139,7 +139,7 @@ fn located(workspace: &Workspace, name: &str) -> Option<(String, PathBuf)> {
 
 /// The files of a workspace that holds at most [`FEW_FILES`] (none when it
 /// holds more, or any folder).
-fn few_files(workspace: &Workspace) -> Vec<(String, PathBuf)> {
+pub(super) fn few_files(workspace: &Workspace) -> Vec<(String, PathBuf)> {
     let listing = workspace.listing(FEW_FILES + 1);
     if listing.more > 0
         || listing.entries.len() > FEW_FILES

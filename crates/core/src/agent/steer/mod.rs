@@ -32,6 +32,7 @@
 
 pub mod answer_check;
 pub mod code_judge;
+pub mod code_reads;
 pub mod code_redraw;
 pub mod code_retry;
 pub mod code_vote;
@@ -300,6 +301,7 @@ pub static ALL: &[&dyn Steer] = &[
     &instructions_file::InstructionsFile,
     &workspace_listing::WorkspaceListing,
     &input_preview::InputPreview,
+    &code_reads::CodeReads,
     &owned_files::OwnedFiles,
     &code_retry::CodeRetry,
     &code_redraw::CodeRedraw,
