@@ -25,7 +25,7 @@ use crate::decision::{Decision, EXPECTED_SHAPE};
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
 use crate::limits::{HistoryLayout, Limits};
 use crate::llm::ChatMessage;
-use crate::text::{clip, one_line};
+use crate::text::{clip, clip_cow, one_line_cow};
 use crate::tools::Toolbox;
 
 /// Who the agent is when no role says otherwise.
@@ -448,20 +448,31 @@ fn log_block(entry: &JournalEntry) -> String {
 
 /// One line for an older round: number, action, args digest, status.
 pub fn summary_line(entry: &JournalEntry) -> String {
-    let args = clip(&one_line(&canonical_json(&entry.args)), 80);
-    let mut line = format!(
-        "- round {}: {} {} → {}",
-        entry.round,
-        entry.action,
-        args,
-        entry.status.as_str()
-    );
+    let args = canonical_json(&entry.args);
+    let args = one_line_cow(&args);
+    let args = clip_cow(&args, 80);
+    let status = entry.status.as_str();
+    let mut line = String::with_capacity(24 + entry.action.len() + args.len() + status.len());
+    let _ = write!(line, "- round {}: ", entry.round);
+    line.push_str(&entry.action);
+    line.push(' ');
+    line.push_str(&args);
+    line.push_str(" → ");
+    line.push_str(status);
     if entry.is_error() {
-        if let Some(error) = serde_json::from_str::<Value>(&entry.observation)
+        /// The envelope's error, read without building the rest.
+        #[derive(serde::Deserialize)]
+        struct Envelope<'a> {
+            #[serde(borrow, default)]
+            error: Option<Cow<'a, str>>,
+        }
+        if let Some(error) = serde_json::from_str::<Envelope<'_>>(&entry.observation)
             .ok()
-            .and_then(|v| v["error"].as_str().map(String::from))
+            .and_then(|e| e.error)
         {
-            let _ = write!(line, " ({})", clip(&one_line(&error), 80));
+            line.push_str(" (");
+            line.push_str(&clip_cow(&one_line_cow(&error), 80));
+            line.push(')');
         }
     }
     line
