@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::llm::{ChatMessage, ChatRequest};
+use crate::llm::{Author, ChatMessage, ChatRequest};
 
 /// No `response_format`.
 pub(super) const FORMAT_NONE: u8 = 0;
@@ -25,7 +25,7 @@ pub(super) const FORMAT_NAMES: [&str; 3] = ["none", "json_object", "json_schema"
 #[derive(Serialize)]
 pub(super) struct Body<'a> {
     pub model: &'a str,
-    pub messages: &'a [ChatMessage],
+    pub messages: Messages<'a>,
     pub temperature: f64,
     pub max_tokens: u32,
     pub stream: bool,
@@ -33,6 +33,67 @@ pub(super) struct Body<'a> {
     pub response_format: Option<ResponseFormat>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+}
+
+/// A request's messages, each system message written from the JSON text
+/// kept for it when the client sent the same one before (an agent sends
+/// the same system prompt, several KB, every round: escaping it again each
+/// time cost more than the rest of the body).
+pub(super) struct Messages<'a> {
+    pub messages: &'a [ChatMessage],
+    pub kept: &'a SystemTexts,
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.messages.len()))?;
+        for message in self.messages {
+            match message.role {
+                Author::System => seq.serialize_element(&self.kept.text(message))?,
+                _ => seq.serialize_element(message)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// How many system messages' texts a client keeps (one per agent role
+/// that shares it, and the planner's).
+const KEPT_SYSTEM_TEXTS: usize = 8;
+
+/// The JSON texts of the system messages a client sent lately, found
+/// again by their content (compared byte for byte, far cheaper than
+/// escaping it).
+#[derive(Debug, Default)]
+pub(super) struct SystemTexts(Mutex<Vec<(String, JsonText)>>);
+
+impl SystemTexts {
+    /// `message` as JSON text, written now if this client has not kept it.
+    fn text(&self, message: &ChatMessage) -> JsonText {
+        let mut kept = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(i) = kept
+            .iter()
+            .position(|(content, _)| *content == message.content)
+        {
+            // The newest last, so the one dropped is the least used.
+            let entry = kept.remove(i);
+            let text = entry.1.clone();
+            kept.push(entry);
+            return text;
+        }
+        let text = JsonText(Arc::new(
+            serde_json::value::to_raw_value(message).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        ));
+        if kept.len() >= KEPT_SYSTEM_TEXTS {
+            kept.remove(0);
+        }
+        kept.push((message.content.clone(), text.clone()));
+        text
+    }
 }
 
 /// A request's `response_format`.
@@ -62,14 +123,15 @@ impl ResponseFormat {
 #[derive(Debug, Clone, Serialize)]
 pub(super) struct NamedSchema {
     name: &'static str,
-    schema: SchemaText,
+    schema: JsonText,
 }
 
-/// A schema's JSON text, shared between the requests that send it.
+/// JSON text written once (a schema, a system message), shared between
+/// the requests that send it.
 #[derive(Debug, Clone)]
-struct SchemaText(Arc<Box<RawValue>>);
+struct JsonText(Arc<Box<RawValue>>);
 
-impl Serialize for SchemaText {
+impl Serialize for JsonText {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (**self.0).serialize(serializer)
     }
@@ -85,11 +147,11 @@ const KEPT_SCHEMAS: usize = 8;
 /// allocation stays until the entry goes, so no other schema can take its
 /// address meanwhile.
 #[derive(Debug, Default)]
-pub(super) struct SchemaTexts(Mutex<Vec<(Weak<Value>, SchemaText)>>);
+pub(super) struct SchemaTexts(Mutex<Vec<(Weak<Value>, JsonText)>>);
 
 impl SchemaTexts {
     /// `schema`'s JSON text, written now if this client has not kept it.
-    fn text(&self, schema: &Arc<Value>) -> SchemaText {
+    fn text(&self, schema: &Arc<Value>) -> JsonText {
         let mut kept = self
             .0
             .lock()
@@ -104,7 +166,7 @@ impl SchemaTexts {
         // stands in should that ever change.
         let text = serde_json::value::to_raw_value(schema.as_ref())
             .unwrap_or_else(|_| RawValue::NULL.to_owned());
-        let text = SchemaText(Arc::new(text));
+        let text = JsonText(Arc::new(text));
         kept.retain(|(weak, _)| weak.strong_count() > 0);
         if kept.len() >= KEPT_SCHEMAS {
             kept.remove(0);
@@ -177,6 +239,35 @@ mod tests {
         );
         request.json = false;
         assert!(texts.response_format(&request, FORMAT_SCHEMA).is_none());
+    }
+
+    #[test]
+    fn system_messages_are_written_as_they_always_were_and_kept() {
+        let kept = SystemTexts::default();
+        let messages = vec![
+            ChatMessage::system("You are \"Hermes\".\nTools: …"),
+            ChatMessage::user("Goal: x"),
+            ChatMessage::assistant("{}"),
+        ];
+        let plain = serde_json::to_string(&messages).unwrap();
+        for _ in 0..2 {
+            let written = serde_json::to_string(&Messages {
+                messages: &messages,
+                kept: &kept,
+            })
+            .unwrap();
+            assert_eq!(written, plain);
+        }
+        assert_eq!(kept.0.lock().unwrap().len(), 1);
+        // Another system prompt gets its own text; the oldest goes past the bound.
+        for i in 0..(KEPT_SYSTEM_TEXTS + 3) {
+            let other = ChatMessage::system(format!("prompt {i}"));
+            assert_eq!(
+                kept.text(&other).0.get(),
+                serde_json::to_string(&other).unwrap()
+            );
+        }
+        assert_eq!(kept.0.lock().unwrap().len(), KEPT_SYSTEM_TEXTS);
     }
 
     #[test]

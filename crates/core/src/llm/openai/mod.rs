@@ -26,7 +26,10 @@ use super::{ChatRequest, ChatResponse, Llm, LlmError, Usage};
 
 mod body;
 
-use body::{Body, SchemaTexts, FORMAT_NAMES, FORMAT_NONE, FORMAT_OBJECT, FORMAT_SCHEMA};
+use body::{
+    Body, Messages, SchemaTexts, SystemTexts, FORMAT_NAMES, FORMAT_NONE, FORMAT_OBJECT,
+    FORMAT_SCHEMA,
+};
 
 /// Default endpoint: Ollama's OpenAI-compatible API on this machine.
 pub const DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
@@ -84,6 +87,8 @@ pub struct OpenAiClient {
     reached: AtomicBool,
     /// The JSON text of each schema sent lately, written once.
     schemas: SchemaTexts,
+    /// The JSON text of each system message sent lately, written once.
+    systems: SystemTexts,
 }
 
 impl OpenAiClient {
@@ -107,6 +112,7 @@ impl OpenAiClient {
             format: AtomicU8::new(format),
             reached: AtomicBool::new(false),
             schemas: SchemaTexts::default(),
+            systems: SystemTexts::default(),
         })
     }
 
@@ -120,7 +126,10 @@ impl OpenAiClient {
     fn body<'a>(&'a self, request: &'a ChatRequest) -> Body<'a> {
         Body {
             model: &self.config.model,
-            messages: &request.messages,
+            messages: Messages {
+                messages: &request.messages,
+                kept: &self.systems,
+            },
             temperature: request.temperature_f64(),
             max_tokens: request.max_tokens,
             stream: false,
