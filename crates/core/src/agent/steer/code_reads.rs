@@ -11,8 +11,12 @@
 //! same lesson for the files at hand: a CSV's `DictReader` with its keys
 //! (or `csv.reader` when the first row is data, not a header), `json.load`
 //! for JSON, one JSON object per line for JSON Lines, `splitlines()` for
-//! text and logs. Nothing is read but the first line of a table; taken
-//! once before round 1, so the prompt's opening stays the same.
+//! text and logs, each with its import, as the lines a program starts
+//! with: shown as bare assignments, the model took them for variables
+//! already set (code actions keep a run's variables) and used `rows`
+//! without reading it (5 of 45 dev runs). Nothing is read but the first
+//! line of a table; taken once before round 1, so the prompt's opening
+//! stays the same.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -86,7 +90,10 @@ pub fn reads(workspace: &Workspace, named: &[String], tool: &str) -> String {
     if reads.is_empty() {
         return String::new();
     }
-    format!("Reading them in {tool} (Python): {}.", reads.join("; "))
+    format!(
+        "To read them in {tool} (Python), a program starts with these lines (nothing is defined until a program runs them): {}.",
+        reads.join("; ")
+    )
 }
 
 /// How the file `name` (at `path`) is read in Python, by its extension;
@@ -99,9 +106,9 @@ fn read_of(name: &str, path: &Path) -> Option<String> {
     let (_, extension) = name.rsplit_once('.')?;
     match extension.to_ascii_lowercase().as_str() {
         "csv" | "tsv" => table_read(name, path, extension.eq_ignore_ascii_case("tsv")),
-        "json" => Some(format!("`data = json.load(open('{name}'))`")),
+        "json" => Some(format!("`import json; data = json.load(open('{name}'))`")),
         "jsonl" | "ndjson" => Some(format!(
-            "`items = [json.loads(line) for line in open('{name}') if line.strip()]` (one object per line)"
+            "`import json; items = [json.loads(line) for line in open('{name}') if line.strip()]` (one object per line)"
         )),
         "txt" | "log" | "md" | "text" => {
             Some(format!("`lines = open('{name}').read().splitlines()`"))
@@ -132,7 +139,7 @@ fn table_read(name: &str, path: &Path, tab_separated: bool) -> Option<String> {
         .collect();
     if cells.iter().all(|cell| cell.parse::<f64>().is_ok()) {
         return Some(format!(
-            "`rows = list(csv.reader(open('{name}'){delimiter}))` (one list per row; the first row is data, not a header; every value a string)"
+            "`import csv; rows = list(csv.reader(open('{name}'){delimiter}))` (one list per row; the first row is data, not a header; every value a string)"
         ));
     }
     let mut keys: Vec<String> = cells
@@ -144,7 +151,7 @@ fn table_read(name: &str, path: &Path, tab_separated: bool) -> Option<String> {
         keys.push("…".into());
     }
     Some(format!(
-        "`rows = list(csv.DictReader(open('{name}'){delimiter}))` (one dict per data row, the header row is not one; keys {}; every value a string)",
+        "`import csv; rows = list(csv.DictReader(open('{name}'){delimiter}))` (one dict per data row, the header row is not one; keys {}; every value a string)",
         keys.join(", ")
     ))
 }
@@ -189,9 +196,9 @@ mod tests {
             .to_vec();
         assert_eq!(
             reads(&ws, &named, "run_code"),
-            "Reading them in run_code (Python): \
-             `rows = list(csv.DictReader(open('data/sales.csv')))` (one dict per data row, the header row is not one; keys 'region', 'amount'; every value a string); \
-             `data = json.load(open('config.json'))`; \
+            "To read them in run_code (Python), a program starts with these lines (nothing is defined until a program runs them): \
+             `import csv; rows = list(csv.DictReader(open('data/sales.csv')))` (one dict per data row, the header row is not one; keys 'region', 'amount'; every value a string); \
+             `import json; data = json.load(open('config.json'))`; \
              `lines = open('app.log').read().splitlines()`."
         );
     }
@@ -205,7 +212,7 @@ mod tests {
         ]);
         let named: Vec<String> = ["nums.csv", "semi.csv", "t.tsv"].map(String::from).to_vec();
         let line = reads(&ws, &named, "run_code");
-        assert!(line.contains("`rows = list(csv.reader(open('nums.csv')))` (one list per row; the first row is data"), "{line}");
+        assert!(line.contains("`import csv; rows = list(csv.reader(open('nums.csv')))` (one list per row; the first row is data"), "{line}");
         assert!(line.contains("open('semi.csv'), delimiter=';'))` (one dict per data row, the header row is not one; keys 'name', 'age';"), "{line}");
         assert!(line.contains("open('t.tsv'), delimiter='\\t'))`"), "{line}");
     }
