@@ -42,6 +42,20 @@ impl Workspace {
         Ok(Self { root })
     }
 
+    /// A workspace in a new temporary folder holding `files` (path, text),
+    /// for tests; the folder lives as long as the returned guard.
+    #[cfg(test)]
+    pub(crate) fn temp_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let workspace = Workspace::new(dir.path()).unwrap();
+        (dir, workspace)
+    }
+
     /// The canonical root directory.
     pub fn root(&self) -> &Path {
         &self.root

@@ -31,7 +31,7 @@ use std::path::Path;
 use async_trait::async_trait;
 
 use super::goal_files;
-use super::input_preview::{few_files, located};
+use super::input_preview::files_of;
 use super::{Opening, Steer, SteerContext};
 use crate::agent::survey::readable_workspace;
 use crate::tools::{ToolEffect, Workspace};
@@ -81,15 +81,7 @@ impl Steer for CodeReads {
 /// small workspace's files when it names none), or empty when none of
 /// them is a kind of file it knows.
 pub fn reads(workspace: &Workspace, named: &[String], tool: &str) -> String {
-    let files = if named.is_empty() {
-        few_files(workspace)
-    } else {
-        named
-            .iter()
-            .filter_map(|name| located(workspace, name))
-            .collect()
-    };
-    let reads: Vec<String> = files
+    let reads: Vec<String> = files_of(workspace, named)
         .iter()
         .filter_map(|(name, path)| read_of(name, path))
         .take(MOST_FILES)
@@ -180,14 +172,7 @@ mod tests {
     use super::*;
 
     fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let workspace = Workspace::new(dir.path()).unwrap();
-        (dir, workspace)
+        Workspace::temp_with(files)
     }
 
     #[test]

@@ -68,14 +68,7 @@ impl Steer for InputPreview {
 /// a small workspace's files when `named` is empty, taken before round
 /// `first_round`.
 pub fn preview(workspace: &Workspace, named: &[String], first_round: u32) -> Opening {
-    let files: Vec<(String, PathBuf)> = if named.is_empty() {
-        few_files(workspace)
-    } else {
-        named
-            .iter()
-            .filter_map(|name| located(workspace, name))
-            .collect()
-    };
+    let files = files_of(workspace, named);
     let mut text = String::new();
     let mut shown = Vec::new();
     let mut too_long = Vec::new();
@@ -124,9 +117,23 @@ pub fn preview(workspace: &Workspace, named: &[String], first_round: u32) -> Ope
     Opening { text: block, shown }
 }
 
+/// The files the preview reads, each with its workspace name: `named`
+/// (the goal's files present in `workspace`) where they are, or a small
+/// workspace's files when `named` is empty.
+pub(super) fn files_of(workspace: &Workspace, named: &[String]) -> Vec<(String, PathBuf)> {
+    if named.is_empty() {
+        few_files(workspace)
+    } else {
+        named
+            .iter()
+            .filter_map(|name| located(workspace, name))
+            .collect()
+    }
+}
+
 /// Where the goal's file `name` is: at its path, or the first file of the
 /// same name elsewhere in the tree (named as the workspace names it).
-pub(super) fn located(workspace: &Workspace, name: &str) -> Option<(String, PathBuf)> {
+fn located(workspace: &Workspace, name: &str) -> Option<(String, PathBuf)> {
     if let Ok(path) = workspace.resolve(name) {
         if path.is_file() {
             return Some((name.trim_start_matches("./").to_string(), path));
@@ -139,7 +146,7 @@ pub(super) fn located(workspace: &Workspace, name: &str) -> Option<(String, Path
 
 /// The files of a workspace that holds at most [`FEW_FILES`] (none when it
 /// holds more, or any folder).
-pub(super) fn few_files(workspace: &Workspace) -> Vec<(String, PathBuf)> {
+fn few_files(workspace: &Workspace) -> Vec<(String, PathBuf)> {
     let listing = workspace.listing(FEW_FILES + 1);
     if listing.more > 0
         || listing.entries.len() > FEW_FILES
@@ -177,14 +184,7 @@ mod tests {
     use super::*;
 
     fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let workspace = Workspace::new(dir.path()).unwrap();
-        (dir, workspace)
+        Workspace::temp_with(files)
     }
 
     #[test]
