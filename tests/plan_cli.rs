@@ -90,6 +90,79 @@ async fn plan_runs_subtasks_and_prints_the_report() {
     assert!(run.stderr.contains("[plan] finished  s2"), "{}", run.stderr);
 }
 
+/// The analyst computes in `run_code` and finishes with the one word asked
+/// for; the scribe writes what the analyst's program printed only when its
+/// prompt shows it (the hand-over: `agent::printed`).
+fn hand_over_responder(req: &serde_json::Value) -> Reply {
+    let system = req["messages"][0]["content"].as_str().unwrap_or_default();
+    let prompt = common::messages_text(req);
+    if system.contains("You are the planner") {
+        Reply::Content(
+            json!({"subtasks": [
+                {"id": "s1", "role": "analyst", "goal": "find the top region in sales.csv", "depends_on": []},
+                {"id": "s2", "role": "scribe", "goal": "write report.md with each region's total", "depends_on": ["s1"]}
+            ]})
+            .to_string(),
+        )
+    } else if common::rounds_shown(req) > 0 {
+        finish("done")
+    } else if prompt.contains("Goal: find the top region") {
+        common::decision(
+            "run_code",
+            json!({"language": "python", "code": "print('north 1200')\nprint('south 800')", "timeout_secs": 10}),
+        )
+    } else if prompt.contains("write report.md") {
+        let shown = prompt.contains("(its last program printed:\nnorth 1200\nsouth 800)");
+        let content = if shown {
+            "north 1200\nsouth 800\n"
+        } else {
+            "not shown\n"
+        };
+        common::decision(
+            "write_file",
+            json!({"path": "report.md", "content": content}),
+        )
+    } else {
+        Reply::Status(400, "unexpected request".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_subtask_s_program_printed_reaches_the_subtask_after_it() {
+    let roles = tempfile::tempdir().unwrap();
+    for (name, tools) in [("analyst", "\"run_code\""), ("scribe", "\"write_file\"")] {
+        let role = format!(
+            "name = \"{name}\"\ndescription = \"Does {name} work.\"\nsystem_prompt = \"You are {name}.\"\ntools = [{tools}]\n"
+        );
+        std::fs::write(roles.path().join(format!("{name}.toml")), role).unwrap();
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::with_responder(hand_over_responder).await;
+    let run = hermes(
+        &[
+            "plan",
+            "Total sales.csv by region and write report.md",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--no-steer",
+            "code_redraw",
+            "--no-steer",
+            "code_vote",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.outcome()["subtasks"][0]["result"], "done");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("report.md")).unwrap(),
+        "north 1200\nsouth 800\n"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_with_an_unplannable_task_exits_1() {
     let roles = roles_dir(&["reader"]);

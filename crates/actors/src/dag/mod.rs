@@ -28,6 +28,9 @@ pub struct Slot {
     pub rounds: u32,
     /// Result, once finished.
     pub result: Option<String>,
+    /// What its last program printed and its result left out, once
+    /// finished (handed to its dependents: `Outcome::printed`).
+    pub printed: Option<String>,
     /// Progress report, once failed, skipped or cancelled.
     pub progress: Option<String>,
     /// Restarts after executor crashes.
@@ -95,6 +98,7 @@ impl Dag {
             state: SubtaskStatus::Pending,
             rounds: 0,
             result: None,
+            printed: None,
             progress: None,
             restarts: 0,
             node: None,
@@ -190,6 +194,7 @@ impl Dag {
                     role: slot.spec.role.clone(),
                     result: slot.result.clone().unwrap_or_default(),
                     files: slot.spec.outputs.clone(),
+                    printed: slot.printed.clone(),
                 });
             }
         }
@@ -208,6 +213,7 @@ impl Dag {
         slot.state = SubtaskStatus::Finished;
         slot.rounds = outcome.rounds;
         slot.result = Some(outcome.result.clone().unwrap_or_default());
+        slot.printed = outcome.printed.clone();
         slot.usage = outcome.usage;
         self.usage += outcome.usage;
         true

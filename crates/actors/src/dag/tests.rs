@@ -205,6 +205,24 @@ fn an_executor_is_told_its_outputs_and_where_its_inputs_wrote() {
 }
 
 #[test]
+fn what_a_subtask_printed_and_left_out_of_its_result_reaches_its_dependents() {
+    let mut run = Dag::new("t", 2, 2);
+    run.add_subtasks(vec![sub("a", &[]), sub("b", &["a"])]);
+    run.start_ready();
+    let outcome = Outcome {
+        printed: Some("north 1200\nsouth 800".into()),
+        ..done("north")
+    };
+    assert!(run.finish("a", &outcome));
+    run.start_ready();
+    let text = run.executor_goal(&sub("b", &["a"])).text();
+    assert!(
+        text.ends_with("[a — r] north\n(its last program printed:\nnorth 1200\nsouth 800)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn an_executor_is_given_the_files_its_unfinished_siblings_write_as_theirs() {
     let mut run = Dag::new("t", 4, 2);
     let with = |id: &str, outputs: &[&str], deps: &[&str]| PlannedSubtask {

@@ -60,6 +60,10 @@ pub struct GoalInput {
     /// The workspace files it wrote (as its plan named them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
+    /// What its last program printed and its result left out (see
+    /// [`super::printed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed: Option<String>,
 }
 
 impl Goal {
@@ -101,6 +105,9 @@ impl Goal {
             for input in &self.inputs {
                 let result = clip(&input.result, INPUT_CHARS);
                 let _ = write!(text, "\n[{} — {}] {}", input.id, input.role, result);
+                if let Some(printed) = &input.printed {
+                    let _ = write!(text, "\n(its last program printed:\n{printed})");
+                }
                 if !input.files.is_empty() {
                     let _ = write!(text, "\n(its files: {})", input.files.join(", "));
                 }
@@ -152,6 +159,7 @@ mod tests {
                 role: "analyst".into(),
                 result: "ada, bob".into(),
                 files: vec![],
+                printed: None,
             });
         assert_eq!(
             goal.text(),
@@ -164,6 +172,7 @@ mod tests {
             role: "analyst".into(),
             result: "totals computed".into(),
             files: vec!["totals.csv".into()],
+            printed: None,
         });
         assert!(
             with_files
@@ -171,6 +180,24 @@ mod tests {
                 .ends_with("[s1 — analyst] totals computed\n(its files: totals.csv)"),
             "{}",
             with_files.text()
+        );
+    }
+
+    #[test]
+    fn what_a_dependency_printed_is_shown_after_its_result() {
+        let goal = Goal::new("Write report.md.").with_input(GoalInput {
+            id: "s1".into(),
+            role: "analyst".into(),
+            result: "north".into(),
+            files: vec![],
+            printed: Some("north 1200\nsouth 800".into()),
+        });
+        assert!(
+            goal.text().ends_with(
+                "[s1 — analyst] north\n(its last program printed:\nnorth 1200\nsouth 800)"
+            ),
+            "{}",
+            goal.text()
         );
     }
 

@@ -20,6 +20,7 @@ pub mod memory;
 pub mod observe;
 mod outcome;
 pub mod perceive;
+pub mod printed;
 pub mod progress;
 pub mod reflect;
 mod run;
@@ -246,6 +247,7 @@ impl Agent {
         let started = Instant::now();
         let work = goal.work.as_str();
         let others = goal.others.as_slice();
+        let subtask = goal.part_of.is_some();
         let text = goal.text();
         let goal = text.as_str();
         let journal = match &self.journal_path {
@@ -282,9 +284,18 @@ impl Agent {
             }
             _ => None,
         };
+        // A subtask hands over what its last program printed when its
+        // result leaves it out (the planner never sees the rounds).
+        let printed = match (&ending.result, ending.status) {
+            (Some(result), StopStatus::Finished) if subtask => {
+                printed::left_out(&journal, &self.toolbox, result)
+            }
+            _ => None,
+        };
         Outcome {
             reflections,
             memory,
+            printed,
             ..ending.into_outcome(goal, journal, run.usage, started.elapsed())
         }
     }

@@ -37,6 +37,12 @@ pub struct Outcome {
     /// did not (workspace paths).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// For a finished subtask (a goal that is `part_of` a task): what its
+    /// last program printed and its result left out, handed to the
+    /// subtasks that build on it (see `agent::printed`). Never set for a
+    /// plain run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed: Option<String>,
     /// The OpenTelemetry trace id (32 hex characters), when traced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
@@ -157,6 +163,7 @@ impl Ending {
             memory: None,
             error: self.error,
             missing: self.missing,
+            printed: None,
             trace_id: None,
             journal,
         }
