@@ -11,10 +11,10 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `suite.rs` | the suite file (TOML): parsing, validation with errors that name the file, the task and the field; fixtures |
+//! | `suite/` | the suite file (TOML): parsing, validation with errors that name the file, the task and the field; fixtures |
 //! | `check.rs` | the checks a task declares and [`evaluate`], which looks at the workspace and the outcome, never at what the model claims |
 //! | `report.rs` | the report's types (serialised as the `--json` contract) and [`Summary::compute`]: pass^k, percentiles, stops, categories, faults |
-//! | `render.rs` | `report.md`, `report.html` with inline SVG charts, and [`write_report_dir`] |
+//! | `render/` | [`write_report_dir`] and the terminal summary (`mod.rs`), `report.md` (`markdown.rs`), `report.html` (`html.rs`) with inline SVG charts (`charts.rs`) |
 //! | `compare.rs` | [`compare`]: every summary metric of two reports, side by side with its change |
 //! | `runner.rs` | [`run_suite`]: every task K times in fresh workspaces, behind the injected faults |
 //! | `plan_run.rs` | a plan-mode run: the planner, its executors' rounds kept in `rounds.jsonl`, the report as the run's observation |
