@@ -41,6 +41,9 @@ pub struct ServeArgs {
     /// Rounds per task in the script (the last one answers).
     #[arg(long, default_value_t = 10, value_name = "R")]
     pub rounds: u32,
+    /// Milliseconds each answer waits, as a model's latency would (0: none).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub latency_ms: u64,
 }
 
 /// Runs `hermes bench http`; returns the exit code.
@@ -114,6 +117,7 @@ pub async fn run_serve(args: ServeArgs) -> i32 {
     );
     let script = Script {
         rounds: args.rounds,
+        latency: std::time::Duration::from_millis(args.latency_ms),
     };
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;

@@ -24,9 +24,16 @@ pub struct PlanArgs {
     /// Executor roles the subtasks are spread over, in turn.
     #[arg(long, default_value_t = 4, value_name = "R")]
     pub roles: usize,
-    /// Latency of each model call, in milliseconds.
+    /// Latency of each model call, in milliseconds (the in-process model;
+    /// with --base-url the server's --latency-ms sets it).
     #[arg(long, default_value_t = 100, value_name = "MS")]
     pub model_latency_ms: u64,
+    /// Talk to this scripted server (`hermes bench serve`, including /v1)
+    /// over HTTP instead of the in-process model: it plans from the task's
+    /// `[bench-plan N ROLES]` marker (the multi-agent row of
+    /// bench/compare.sh, WORKLOAD=plan).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
     /// Print the report as one JSON object on the last line of stdout.
     #[arg(long)]
     pub json: bool,
@@ -46,11 +53,20 @@ pub async fn run_plan(args: PlanArgs) -> i32 {
         eprintln!("error: --roles must be between 1 and {MAX_ROLES}");
         return exit::ERROR;
     }
+    if let Some(url) = &args.base_url {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            eprintln!(
+                "error: --base-url must be an http:// or https:// URL ending in /v1, got `{url}`"
+            );
+            return exit::ERROR;
+        }
+    }
     let bench = PlanBench {
         tasks: args.tasks,
         subtasks: args.subtasks,
         roles: args.roles,
         model_latency: Duration::from_millis(args.model_latency_ms),
+        base_url: args.base_url,
     };
     match bench.run().await {
         Ok(report) => {

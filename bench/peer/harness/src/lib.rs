@@ -6,6 +6,8 @@
 //! peer's fields (rounds/s, client CPU per round from `getrusage`, round
 //! latency p50/p99 by nearest rank, peak RSS from `ru_maxrss`).
 
+pub mod plan;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

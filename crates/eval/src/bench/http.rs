@@ -101,6 +101,7 @@ impl HttpBench {
             None => Some(
                 ServerThread::start(Script {
                     rounds: self.rounds,
+                    latency: Duration::ZERO,
                 })
                 .map_err(HttpBenchError::Server)?,
             ),

@@ -5,6 +5,12 @@
 //! subtask waits between the plan and its first model call, the wall time
 //! beyond the model's critical path (per subtask), rounds per second, CPU
 //! per round and memory.
+//!
+//! With a base URL ([`PlanBench::base_url`]) the model is behind HTTP: the
+//! scripted server of `hermes bench serve --latency-ms MS`, which plans from
+//! the `[bench-plan N ROLES]` marker in the task's text. That is the run
+//! `bench/compare.sh` (`WORKLOAD=plan`) sets beside the peers' own
+//! planner-and-executors programs against the same server.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,11 +20,12 @@ use serde::Serialize;
 use futures::future::join_all;
 
 use super::loops::{per_second, percentile};
-use super::plan_model::{CallKind, PlanModel};
+use super::plan_model::{CallKind, PlanModel, RecordedLlm};
 use super::process::{self, RssSampler};
 use super::workspace::BenchWorkspace;
 use hermes_actors::roles::{Role, RoleLimits};
 use hermes_actors::{Hermes, RoleRegistry, SubtaskStatus, TaskRequest};
+use hermes_core::llm::{Llm, OpenAiClient, OpenAiConfig};
 use hermes_core::tools::builtin::ReadFile;
 use hermes_core::tools::Toolbox;
 
@@ -38,7 +45,7 @@ const ROLES: &[(&str, &str)] = &[
 pub const MAX_ROLES: usize = ROLES.len();
 
 /// What to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanBench {
     /// Tasks submitted at once to the one planner.
     pub tasks: usize,
@@ -46,8 +53,12 @@ pub struct PlanBench {
     pub subtasks: usize,
     /// Roles they are spread over (1 to [`MAX_ROLES`]).
     pub roles: usize,
-    /// How long each model call takes.
+    /// How long each model call takes (in-process model only: over HTTP
+    /// the server waits).
     pub model_latency: Duration,
+    /// The scripted server to talk to (`hermes bench serve`, with `/v1`);
+    /// `None`: the in-process model.
+    pub base_url: Option<String>,
 }
 
 /// What a plan benchmark measured (`hermes bench plan --json`).
@@ -61,7 +72,8 @@ pub struct PlanReport {
     pub executors: usize,
     /// Roles they were spread over.
     pub roles: usize,
-    /// The model's latency per call, in milliseconds.
+    /// The model's latency per call, in milliseconds (over HTTP: the
+    /// median call as this client timed it).
     pub model_latency_ms: f64,
     /// How the tasks ended (`finished`, or the first other status seen).
     pub status: String,
@@ -130,12 +142,13 @@ impl PlanBench {
         let mut toolbox = Toolbox::new();
         toolbox.register(ReadFile::new(files.workspace.clone()));
         let roles = roles(self.roles.clamp(1, MAX_ROLES), &toolbox.names())?;
-        let names = roles.all().into_iter().map(|r| r.name).collect();
+        let names: Vec<String> = roles.all().into_iter().map(|r| r.name).collect();
+        let role_names = names.join(",");
         let tasks = self.tasks.max(1);
         let executors = tasks * self.subtasks;
-        let model = Arc::new(PlanModel::new(self.model_latency, self.subtasks, names));
+        let (llm, calls) = self.model(names)?;
         let hermes = Hermes::builder()
-            .llm(model.clone())
+            .llm(llm)
             .toolbox(toolbox)
             .roles(roles)
             .concurrency(self.subtasks)
@@ -148,8 +161,10 @@ impl PlanBench {
         let sampler = RssSampler::start();
         let cpu_before = process::cpu_time();
         let started = Instant::now();
-        let reports =
-            join_all((0..tasks).map(|t| hermes.submit(TaskRequest::new(PlanModel::task(t))))).await;
+        let reports = join_all(
+            (0..tasks).map(|t| hermes.submit(TaskRequest::new(self.task(t, &role_names)))),
+        )
+        .await;
         let wall = started.elapsed();
         let cpu = process::cpu_time().saturating_sub(cpu_before);
         let peaks = sampler.stop().await;
@@ -170,7 +185,7 @@ impl PlanBench {
             .map(|r| r.status.to_string())
             .find(|s| s != "finished")
             .unwrap_or_else(|| "finished".into());
-        let timing = Timing::of(&model, tasks, self.subtasks);
+        let timing = Timing::of(calls(), tasks, self.subtasks);
         let per_round = if rounds == 0 {
             0.0
         } else {
@@ -181,7 +196,13 @@ impl PlanBench {
             subtasks: self.subtasks,
             executors,
             roles: self.roles.clamp(1, MAX_ROLES),
-            model_latency_ms: self.model_latency.as_secs_f64() * 1e3,
+            // Over HTTP: the calls' median as the client saw it.
+            model_latency_ms: match self.base_url {
+                None => self.model_latency,
+                Some(_) => timing.latency,
+            }
+            .as_secs_f64()
+                * 1e3,
             status,
             finished_subtasks,
             rounds,
@@ -203,6 +224,43 @@ impl PlanBench {
                 / executors.max(1) as f64,
             peak_live_executors: peaks.executors,
         })
+    }
+}
+
+/// The calls a plan benchmark's model made, read after the run.
+type CallLog = Box<dyn Fn() -> Vec<super::plan_model::Call>>;
+
+impl PlanBench {
+    /// The model the planner and executors call, and how to read its call
+    /// log afterwards.
+    fn model(&self, roles: Vec<String>) -> Result<(Arc<dyn Llm>, CallLog), PlanBenchError> {
+        match &self.base_url {
+            None => {
+                let model = Arc::new(PlanModel::new(self.model_latency, self.subtasks, roles));
+                let log = Arc::clone(&model);
+                Ok((model, Box::new(move || log.calls())))
+            }
+            Some(url) => {
+                let client = OpenAiClient::new(OpenAiConfig::new(url.clone(), "bench"))
+                    .map_err(|e| PlanBenchError::Planner(format!("cannot reach {url}: {e}")))?;
+                let model = Arc::new(RecordedLlm::new(Arc::new(client)));
+                let log = Arc::clone(&model);
+                Ok((model, Box::new(move || log.calls())))
+            }
+        }
+    }
+
+    /// The text of task `t`; over HTTP with the marker the server plans
+    /// from.
+    fn task(&self, t: usize, roles: &str) -> String {
+        match self.base_url {
+            None => PlanModel::task(t),
+            Some(_) => format!(
+                "[bench-plan {} {roles}] {}",
+                self.subtasks,
+                PlanModel::task(t)
+            ),
+        }
     }
 }
 
@@ -234,6 +292,8 @@ fn roles(count: usize, tools: &[&str]) -> Result<RoleRegistry, PlanBenchError> {
 /// What the model's call log says about the tasks' timing.
 struct Timing {
     calls: usize,
+    /// The median model call's duration.
+    latency: Duration,
     /// The longest task's model critical path.
     model_path: Duration,
     /// Per subtask: its task's plan answer to its first model call, sorted.
@@ -261,8 +321,13 @@ struct TaskCalls {
 }
 
 impl Timing {
-    fn of(model: &PlanModel, tasks: usize, subtasks: usize) -> Self {
-        let calls = model.calls();
+    fn of(calls: Vec<super::plan_model::Call>, tasks: usize, subtasks: usize) -> Self {
+        let mut spans: Vec<Duration> = calls
+            .iter()
+            .map(|c| c.end.duration_since(c.start))
+            .collect();
+        spans.sort();
+        let latency = spans.get(spans.len() / 2).copied().unwrap_or_default();
         let mut per_task = vec![
             TaskCalls {
                 steps: vec![Steps::default(); subtasks],
@@ -289,6 +354,7 @@ impl Timing {
         }
         let mut timing = Self {
             calls: calls.len(),
+            latency,
             model_path: Duration::ZERO,
             dispatch_ms: Vec::new(),
             subtask_ms: Vec::new(),
@@ -342,6 +408,7 @@ mod tests {
             subtasks: 12,
             roles: 4,
             model_latency: Duration::from_millis(2),
+            base_url: None,
         }
         .run()
         .await
@@ -361,6 +428,7 @@ mod tests {
             subtasks: 4,
             roles: 2,
             model_latency: Duration::from_millis(2),
+            base_url: None,
         }
         .run()
         .await
@@ -376,5 +444,32 @@ mod tests {
         );
         assert!(report.subtask_p99_ms >= report.subtask_p50_ms);
         assert!(report.dispatch_p50_ms <= report.subtask_p50_ms);
+    }
+    #[tokio::test(flavor = "multi_thread")]
+    async fn over_http_the_server_plans_from_the_marker_and_the_calls_are_timed() {
+        use super::super::server::{Script, ServerThread};
+        let server = ServerThread::start(Script {
+            rounds: 3,
+            latency: Duration::from_millis(2),
+        })
+        .unwrap();
+        let report = PlanBench {
+            tasks: 2,
+            subtasks: 6,
+            roles: 3,
+            model_latency: Duration::ZERO,
+            base_url: Some(server.base_url.clone()),
+        }
+        .run()
+        .await
+        .unwrap();
+        assert_eq!(report.status, "finished", "{report:?}");
+        assert_eq!((report.executors, report.finished_subtasks), (12, 12));
+        // The server's script: 3 rounds a subtask.
+        assert_eq!(report.rounds, 36);
+        assert_eq!(report.model_calls, 40, "2 plans, 36 rounds, 2 answers");
+        assert!(report.model_latency_ms >= 2.0, "{report:?}");
+        assert!(report.subtask_p50_ms >= 3.0 * 2.0, "{report:?}");
+        assert!(report.dispatch_p99_ms >= report.dispatch_p50_ms);
     }
 }

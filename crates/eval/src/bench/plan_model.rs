@@ -127,6 +127,50 @@ fn number_after(text: &str, marker: &str) -> Option<usize> {
     tail[..digits].parse().ok()
 }
 
+/// A model behind HTTP (the scripted server of `hermes bench serve`, which
+/// plans from the task's `[bench-plan N ROLES]` marker), with each call's
+/// kind and times recorded as [`PlanModel`] records its own, so that the
+/// benchmark reads the same timings over the wire.
+pub struct RecordedLlm {
+    inner: std::sync::Arc<dyn Llm>,
+    calls: Mutex<Vec<Call>>,
+}
+
+impl RecordedLlm {
+    /// Records the calls made to `inner`.
+    pub fn new(inner: std::sync::Arc<dyn Llm>) -> Self {
+        Self {
+            inner,
+            calls: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every call so far, in the order they ended.
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl Llm for RecordedLlm {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let start = Instant::now();
+        let answer = self.inner.chat(request).await;
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push(Call {
+                kind: kind_of(request),
+                start,
+                end: Instant::now(),
+            });
+        }
+        answer
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+}
+
 #[async_trait]
 impl Llm for PlanModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {

@@ -4,13 +4,23 @@
 //! 10 rounds), and no model behind it, so that what a client measures
 //! against it is the client.
 //!
-//! It answers two kinds of client, and keeps no state between requests:
+//! It answers two kinds of client, and keeps no state between requests
+//! (each answer after the script's `latency`):
 //! - a request with a `tools` array (a framework using native tool calls,
 //!   such as the LangGraph peer in `bench/peer/`) gets an assistant message
 //!   with one `read_file` tool call, or plain content in the last round; the
 //!   round is one more than the `tool` messages in the request;
 //! - any other request (Hermes) gets the decision JSON the loop parses; the
 //!   round is the `Round N of M` of its last user turn.
+//!
+//! For the multi-agent workload (`bench/compare.sh` with `WORKLOAD=plan`)
+//! it also plays the planner's model, for Hermes and the peers alike: a
+//! request whose system message says `You are the planner` gets the plan
+//! that the `[bench-plan N ROLE,ROLE,…]` marker of its messages asks for (N
+//! independent subtasks, the roles in turn, as
+//! `{"subtasks": [{"id", "role", "goal", "depends_on"}]}`), and one whose
+//! system message asks for the `final answer of a team` gets one line.
+//! Executors' requests are answered by the script as above.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -33,7 +43,12 @@ use super::process;
 pub struct Script {
     /// Rounds per task: `rounds - 1` reads, then the answer.
     pub rounds: u32,
+    /// How long each answer waits (a model's latency; zero: none).
+    pub latency: Duration,
 }
+
+/// What the planner's marker asks for: `[bench-plan N ROLE,ROLE,…]`.
+const PLAN_MARKER: &str = "[bench-plan ";
 
 impl Script {
     /// The completion answering one chat-completions request body, or why
@@ -49,8 +64,18 @@ impl Script {
             .iter()
             .map(|m| m["content"].as_str().map_or(0, str::len))
             .sum();
+        let system = messages
+            .first()
+            .filter(|m| m["role"] == "system")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default();
         let (message, finish_reason) = if request["tools"].is_array() {
             self.native(messages)
+        } else if system.contains("You are the planner") {
+            (Self::plan(messages)?, "stop")
+        } else if system.contains("final answer of a team") {
+            let answer = "Every subtask read its files.";
+            (json!({"role": "assistant", "content": answer}), "stop")
         } else {
             self.decision(messages)
         };
@@ -66,6 +91,45 @@ impl Script {
                 "total_tokens": prompt_chars / 4 + 16
             }
         }))
+    }
+
+    /// The planner's answer: the plan its `[bench-plan N ROLES]` marker asks
+    /// for, as the content of an assistant message.
+    fn plan(messages: &[Value]) -> Result<Value, String> {
+        let marked = messages
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .find_map(|text| Some(text.split_once(PLAN_MARKER)?.1))
+            .ok_or("a planner's request without a `[bench-plan N ROLE,ROLE]` marker")?;
+        let spec = marked.split(']').next().unwrap_or_default();
+        let (count, roles) = spec
+            .split_once(' ')
+            .ok_or("the marker is `[bench-plan N ROLE,ROLE,…]`")?;
+        let count: usize = count
+            .parse()
+            .map_err(|_| format!("the marker's subtask count is not a number: {count:?}"))?;
+        let roles: Vec<&str> = roles
+            .split(',')
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .collect();
+        if roles.is_empty() || count == 0 {
+            return Err("the marker names no roles or no subtasks".into());
+        }
+        let subtasks: Vec<Value> = (0..count)
+            .map(|k| {
+                // `job k` as `hermes bench plan`'s own model writes it, so
+                // that its call log reads the same over HTTP.
+                json!({
+                    "id": format!("s{k}"),
+                    "role": roles[k % roles.len()],
+                    "goal": format!("Read the files in turn and report what they hold (bench job {k})."),
+                    "depends_on": []
+                })
+            })
+            .collect();
+        let content = json!({ "subtasks": subtasks }).to_string();
+        Ok(json!({"role": "assistant", "content": content}))
     }
 
     /// Hermes' turn: the decision for the round its last user turn asks for.
@@ -112,6 +176,9 @@ fn router(script: Script) -> Router {
 }
 
 async fn complete(State(script): State<Script>, body: Bytes) -> Response {
+    if !script.latency.is_zero() {
+        tokio::time::sleep(script.latency).await;
+    }
     match script.answer(&body) {
         Ok(answer) => (
             [(header::CONTENT_TYPE, "application/json")],
@@ -206,7 +273,10 @@ impl Drop for ServerThread {
 mod tests {
     use super::*;
 
-    const SCRIPT: Script = Script { rounds: 3 };
+    const SCRIPT: Script = Script {
+        rounds: 3,
+        latency: Duration::ZERO,
+    };
 
     fn content(answer: &Value) -> &str {
         answer["choices"][0]["message"]["content"]
@@ -258,5 +328,36 @@ mod tests {
     fn bodies_that_are_not_chat_requests_are_refused() {
         assert!(SCRIPT.answer(b"nope").is_err());
         assert!(SCRIPT.answer(b"{}").is_err());
+    }
+    #[test]
+    fn the_planner_gets_the_plan_its_marker_asks_for_and_the_answer_one_line() {
+        let ask = |system: &str, user: &str| {
+            let body = json!({"messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user}
+            ]});
+            SCRIPT.answer(body.to_string().as_bytes())
+        };
+        let plan = ask(
+            "You are the planner of a team.",
+            "Task: [bench-plan 5 reader,checker] Read the files.",
+        )
+        .unwrap();
+        let plan: Value = serde_json::from_str(content(&plan)).unwrap();
+        let subtasks = plan["subtasks"].as_array().unwrap();
+        assert_eq!(subtasks.len(), 5);
+        assert_eq!(subtasks[0]["id"], "s0");
+        assert_eq!(subtasks[0]["role"], "reader");
+        assert_eq!(subtasks[1]["role"], "checker");
+        assert_eq!(subtasks[4]["role"], "reader");
+        assert_eq!(subtasks[4]["depends_on"], json!([]));
+        let answer = ask(
+            "You write the final answer of a team.",
+            "[bench-plan 5 reader]",
+        )
+        .unwrap();
+        assert_eq!(content(&answer), "Every subtask read its files.");
+        let unmarked = ask("You are the planner.", "Read the files.").unwrap_err();
+        assert!(unmarked.contains("[bench-plan N ROLE,ROLE]"), "{unmarked}");
     }
 }
