@@ -19,13 +19,31 @@
 # Their build goes to CARGO_TARGET_DIR when it is set, else to bench/peer/<peer>/target.
 # A peer that does not build or run (or runs past PEER_TIMEOUT seconds, default 900) is
 # reported in its column; the others still run.
+#
+# WORKLOAD=plan compares multi-agent work instead of one loop: one task planned by one model
+# call into SUBTASKS independent subtasks over ROLES roles, every subtask at once on an agent
+# of its role (read_file until its answer, ROUNDS rounds), then one call for the team's answer;
+# the server waits LATENCY_MS per answer. Hermes runs `hermes bench plan --base-url` (its planner
+# and executor actors), each peer its own planner-and-executors program (bench/peer/*_plan*);
+# each side runs the task REPEAT times one after another and the table shows the median.
+#
+#   WORKLOAD=plan bench/compare.sh        # 100 subtasks over 4 roles, 3 rounds each, 100 ms model, 3 runs
+#   WORKLOAD=plan SUBTASKS=100 ROLES=4 ROUNDS=3 LATENCY_MS=100 REPEAT=3 bench/compare.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 concurrency="${CONCURRENCY:-50}"
 hermes_tasks="${HERMES_TASKS:-2000}"
 peer_tasks="${PEER_TASKS:-200}"
 rust_peer_tasks="${RUST_PEER_TASKS:-1000}"
-rounds="${ROUNDS:-10}"
+workload="${WORKLOAD:-loop}"
+case "$workload" in
+    loop) rounds="${ROUNDS:-10}"; latency_ms="${LATENCY_MS:-0}"; suffix=agent ;;
+    plan) rounds="${ROUNDS:-3}"; latency_ms="${LATENCY_MS:-100}"; suffix=plan ;;
+    *) echo "error: WORKLOAD is loop or plan, not $workload" >&2; exit 1 ;;
+esac
+subtasks="${SUBTASKS:-100}"
+roles="${ROLES:-4}"
+repeat="${REPEAT:-3}"
 peers="${PEERS:-rig autoagents langgraph}"
 peer_timeout="${PEER_TIMEOUT:-900}"
 target="${CARGO_TARGET_DIR:-$root/target}"
@@ -58,7 +76,7 @@ for peer in rig autoagents; do
     started=$SECONDS
     if cargo build --release --quiet --locked --manifest-path "$project/Cargo.toml" \
         --target-dir "$peer_target" 2>"$out/$peer.build.log"; then
-        printf -v "bin_$peer" '%s' "$peer_target/release/${peer}_agent"
+        printf -v "bin_$peer" '%s' "$peer_target/release/${peer}_$suffix"
         echo "built ${peer}_agent ($((SECONDS - started)) s)"
     else
         fail "$peer" "build failed: $(grep -m1 '^error' "$out/$peer.build.log" || tail -n 1 "$out/$peer.build.log")"
@@ -71,7 +89,7 @@ if wanted langgraph && [ ! -x "$python" ]; then
     "$root/bench/peer/setup.sh" || fail langgraph "setup failed (bench/peer/setup.sh: python3 with venv, and PyPI)"
 fi
 
-"$hermes" bench serve --port 0 --rounds "$rounds" >"$out/url" 2>"$out/serve.log" &
+"$hermes" bench serve --port 0 --rounds "$rounds" --latency-ms "$latency_ms" >"$out/url" 2>"$out/serve.log" &
 server=$!
 for _ in $(seq 50); do
     [ -s "$out/url" ] && break
@@ -79,6 +97,46 @@ for _ in $(seq 50); do
 done
 url="$(head -n 1 "$out/url")"
 [ -n "$url" ] || { echo "error: the scripted server did not start:" >&2; cat "$out/serve.log" >&2; exit 1; }
+
+if [ "$workload" = plan ]; then
+    echo "scripted server: $url ($subtasks subtasks over $roles roles, $rounds rounds each, ${latency_ms} ms a call, $repeat runs)"
+    for _ in $(seq "$repeat"); do
+        "$hermes" bench plan --base-url "$url" --subtasks "$subtasks" --roles "$roles" --json \
+            2>>"$out/hermes.log" | tail -n 1 >>"$out/hermes.jsonl" || true
+    done
+    # plan_peer NAME COMMAND...: the peer's JSON line, or why there is none.
+    plan_peer() {
+        local name="$1"
+        shift
+        [ -e "$out/$name.err" ] && return 0
+        echo "running $name ($repeat runs)"
+        local rc=0 limit=()
+        command -v timeout >/dev/null && limit=(timeout "$peer_timeout")
+        ${limit[@]+"${limit[@]}"} "$@" --base-url "$url" --subtasks "$subtasks" --roles "$roles" \
+            --repeat "$repeat" >"$out/$name.out" 2>"$out/$name.log" || rc=$?
+        if [ "$rc" -ne 0 ] && [ ! -s "$out/$name.out" ]; then
+            local why
+            why="$(tail -n 1 "$out/$name.log")"
+            [ "$rc" -eq 124 ] && why="timed out after ${peer_timeout} s"
+            fail "$name" "run failed (exit $rc): ${why:-no message}"
+            return 0
+        fi
+        tail -n 1 "$out/$name.out" >"$out/$name.json"
+        grep -i '^warning' "$out/$name.log" >&2 || true
+    }
+    for peer in rig autoagents; do
+        wanted "$peer" || continue
+        bin="bin_$peer"
+        plan_peer "$peer" "${!bin:-false}"
+    done
+    if wanted langgraph; then
+        plan_peer langgraph "$python" "$root/bench/peer/langgraph_plan.py"
+    fi
+    table_python="$python"
+    [ -x "$table_python" ] || table_python="python3"
+    "$table_python" "$root/bench/peer/plan_table.py" "$out" "$peers" "$latency_ms" "$rounds"
+    exit 0
+fi
 echo "scripted server: $url ($rounds rounds per task, $concurrency tasks at once)"
 
 "$hermes" bench http --base-url "$url" --tasks "$hermes_tasks" --concurrency "$concurrency" \
