@@ -28,70 +28,21 @@ use autoagents::core::agent::memory::SlidingWindowMemory;
 use autoagents::core::agent::prebuilt::executor::ReActAgent;
 use autoagents::core::agent::task::Task;
 use autoagents::core::agent::{AgentBuilder, AgentHooks, Context, DirectAgent};
-use autoagents::core::tool::{ToolCallError, ToolRuntime, ToolT};
 use autoagents::llm::LLMProvider;
 use autoagents::llm::backends::openai::{OpenAI, OpenAIApiMode};
 use autoagents::llm::builder::LLMBuilder;
 use autoagents::llm::chat::{ChatMessage, ChatProvider};
-use autoagents_derive::{ToolInput, agent, tool};
+use autoagents_agent::ReadFile;
+use autoagents_derive::agent;
 use peer_harness::{Args, Peer, RoundClock, TaskResult, measure};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 const FRAMEWORK_VERSION: &str = "autoagents 0.4.0";
 const LATENCY_NOTE: &str = "a round is one ReAct turn (the model call, the read_file call and \
      the memory writes around them): it ends at the agent's on_turn_complete hook and starts \
      where the previous round ended (the first at the task's start)";
 
-// ---------------------------------------------------------------------------
-// The tool, as AutoAgents' examples write one: `ToolInput` arguments, a
-// `#[tool]` struct and its `ToolRuntime`.
-
-#[derive(Serialize, Deserialize, ToolInput, Debug)]
-pub struct ReadFileArgs {
-    #[input(description = "The file's path, relative to the workspace")]
-    path: String,
-}
-
-#[tool(
-    name = "read_file",
-    description = "Read a UTF-8 text file in the workspace and return its content.",
-    input = ReadFileArgs,
-)]
-pub struct ReadFile {
-    root: PathBuf,
-}
-
-impl ReadFile {
-    pub fn new(root: PathBuf) -> Self {
-        Self { root }
-    }
-}
-
-fn tool_error(message: String) -> ToolCallError {
-    ToolCallError::RuntimeError(message.into())
-}
-
-#[async_trait]
-impl ToolRuntime for ReadFile {
-    async fn execute(&self, args: Value) -> Result<Value, ToolCallError> {
-        let args: ReadFileArgs = serde_json::from_value(args)?;
-        // Small files, read inline (as Hermes' own read_file does).
-        let target = self
-            .root
-            .join(&args.path)
-            .canonicalize()
-            .map_err(|e| tool_error(format!("error: {e}")))?;
-        if target == self.root || !target.starts_with(&self.root) {
-            return Err(tool_error(
-                "error: the path is outside the workspace".into(),
-            ));
-        }
-        let text =
-            std::fs::read_to_string(&target).map_err(|e| tool_error(format!("error: {e}")))?;
-        Ok(Value::String(text))
-    }
-}
+// The tool (`read_file`, as AutoAgents' examples write one) is in
+// src/lib.rs, shared with src/bin/autoagents_plan.rs.
 
 // ---------------------------------------------------------------------------
 // The agent, and its round clock (AutoAgents' hooks are the agent's own).
