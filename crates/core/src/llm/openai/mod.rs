@@ -77,6 +77,9 @@ impl OpenAiConfig {
 pub struct OpenAiClient {
     config: OpenAiConfig,
     url: String,
+    /// `url` parsed once (reqwest would parse the text on every request);
+    /// `None` when it does not parse, so that sending reports why.
+    endpoint: Option<reqwest::Url>,
     http: reqwest::Client,
     /// The strongest `response_format` the server still takes
     /// ([`FORMAT_SCHEMA`], [`FORMAT_OBJECT`] or [`FORMAT_NONE`]): lowered
@@ -105,9 +108,11 @@ impl OpenAiClient {
         } else {
             FORMAT_OBJECT
         };
+        let endpoint = reqwest::Url::parse(&url).ok();
         Ok(Self {
             config,
             url,
+            endpoint,
             http,
             format: AtomicU8::new(format),
             reached: AtomicBool::new(false),
@@ -141,15 +146,24 @@ impl OpenAiClient {
     }
 
     async fn send_once(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let mut builder = self.http.post(&self.url).json(&self.body(request));
+        let builder = match &self.endpoint {
+            Some(endpoint) => self.http.post(endpoint.clone()),
+            None => self.http.post(&self.url),
+        };
+        let mut builder = builder.json(&self.body(request));
         if let Some(key) = &self.config.api_key {
             builder = builder.bearer_auth(key);
         }
         let response = builder.send().await.map_err(|e| self.transport_error(e))?;
         self.reached.store(true, Ordering::Relaxed);
         let status = response.status();
-        let text = response.text().await.map_err(|e| self.transport_error(e))?;
+        // The bytes, read as JSON directly; text only for an error's body.
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| self.transport_error(e))?;
         if !status.is_success() {
+            let text = String::from_utf8_lossy(&body);
             if status.as_u16() == 400 && refuses_format(&text) {
                 // The prompt asks for JSON anyway: ask again with less.
                 let sent = self.format.load(Ordering::Relaxed);
@@ -179,7 +193,7 @@ impl OpenAiClient {
                 body: crate::text::clip(&text, 500),
             });
         }
-        parse_completion(&text).map_err(|reason| LlmError::BadResponse {
+        parse_completion(&body).map_err(|reason| LlmError::BadResponse {
             url: self.url.clone(),
             reason,
         })
@@ -294,9 +308,11 @@ struct Timings {
 }
 
 /// Reads a chat-completion body, tolerating the variations real servers send.
-fn parse_completion(body: &str) -> Result<ChatResponse, String> {
-    let completion: Completion = serde_json::from_str(body)
-        .map_err(|e| format!("{e} in {}", crate::text::clip(body, 200)))?;
+fn parse_completion(body: &[u8]) -> Result<ChatResponse, String> {
+    let completion: Completion = serde_json::from_slice(body).map_err(|e| {
+        let text = String::from_utf8_lossy(body);
+        format!("{e} in {}", crate::text::clip(&text, 200))
+    })?;
     let server_cached = completion.timings.and_then(|t| t.cache_n);
     let usage = completion
         .usage
@@ -360,7 +376,8 @@ mod tests {
     #[test]
     fn parses_minimal_completion_without_finish_reason_or_usage() {
         let r =
-            parse_completion(r#"{"choices":[{"message":{"content":"hi"}}],"extra":1}"#).unwrap();
+            parse_completion(r#"{"choices":[{"message":{"content":"hi"}}],"extra":1}"#.as_bytes())
+                .unwrap();
         assert_eq!(r.content, "hi");
         assert_eq!(r.usage, Usage::default());
         assert_eq!(r.finish_reason, None);
@@ -369,7 +386,7 @@ mod tests {
     #[test]
     fn reads_usage_and_content_parts() {
         let body = r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#;
-        let r = parse_completion(body).unwrap();
+        let r = parse_completion(body.as_bytes()).unwrap();
         assert_eq!(r.content, "ab");
         assert_eq!(
             r.usage,
@@ -385,15 +402,27 @@ mod tests {
     #[test]
     fn reads_cached_prompt_tokens_from_openai_or_llama_cpp() {
         let openai = r#"{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":100,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":64}}}"#;
-        assert_eq!(parse_completion(openai).unwrap().usage.cached_tokens, 64);
+        assert_eq!(
+            parse_completion(openai.as_bytes())
+                .unwrap()
+                .usage
+                .cached_tokens,
+            64
+        );
         let llama = r#"{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":100,"completion_tokens":2},"timings":{"cache_n":90,"prompt_n":10}}"#;
-        assert_eq!(parse_completion(llama).unwrap().usage.cached_tokens, 90);
+        assert_eq!(
+            parse_completion(llama.as_bytes())
+                .unwrap()
+                .usage
+                .cached_tokens,
+            90
+        );
     }
 
     #[test]
     fn native_tool_calls_become_json_text() {
         let body = r#"{"choices":[{"message":{"content":null,"tool_calls":[{"function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]}}]}"#;
-        let r = parse_completion(body).unwrap();
+        let r = parse_completion(body.as_bytes()).unwrap();
         assert!(r.content.contains("tool_calls"));
         assert!(r.content.contains("read_file"));
     }
@@ -497,7 +526,7 @@ mod tests {
 
     #[test]
     fn empty_choices_is_an_error_not_a_panic() {
-        assert!(parse_completion(r#"{"choices":[]}"#).is_err());
-        assert!(parse_completion("not json").is_err());
+        assert!(parse_completion(r#"{"choices":[]}"#.as_bytes()).is_err());
+        assert!(parse_completion(b"not json").is_err());
     }
 }
