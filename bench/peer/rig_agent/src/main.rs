@@ -15,95 +15,29 @@
 //! process's user + system time divided by the rounds), round latency and
 //! peak RSS (ru_maxrss of this process).
 //!
+//! The tool lives in src/lib.rs, shared with the plan workload's peer
+//! (src/bin/rig_plan.rs).
+//!
 //!     bench/peer/rig_agent/target/release/rig_agent \
 //!         --base-url http://127.0.0.1:PORT/v1 --tasks 1000 --concurrency 50
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use peer_harness::{Args, Peer, RoundClock, TaskResult, measure};
 use rig_agent::agent::{
     AgentHook, HookContext, ModelTurnAction, ModelTurnFinished, OutcomeAction, OutcomeEvent,
 };
-use rig_agent::tool::{Tool, ToolContext};
 use rig_agent::{Agent, AgentBuilder};
 use rig_core::effect::EffectKind;
 use rig_core::providers::openai::{OpenAI, OpenAIConfig};
 use rig_core::wasm_compat::WasmCompatSend;
-use serde::Deserialize;
+use rig_peer::ReadFile;
 
 const FRAMEWORK_VERSION: &str = "rig-core 0.44.0, rig-agent 0.44.0";
 const LATENCY_NOTE: &str = "a round ends when its read_file call has resolved on the agent's bus \
      (an AgentHook's on_outcome for the tool effect) or, for the last round, when the run \
      returns; it starts where the previous round ended (the first at the task's start)";
-
-// ---------------------------------------------------------------------------
-// The tool, as rig's examples write one: a type implementing `Tool`.
-
-#[derive(Deserialize)]
-struct ReadFileArgs {
-    path: String,
-}
-
-#[derive(Debug)]
-struct ReadFileError(String);
-
-impl std::fmt::Display for ReadFileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ReadFileError {}
-
-/// A native `read_file` confined to the workspace.
-#[derive(Clone)]
-struct ReadFile {
-    root: PathBuf,
-}
-
-impl Tool for ReadFile {
-    const NAME: &'static str = "read_file";
-    type Args = ReadFileArgs;
-    type Output = String;
-    type Error = ReadFileError;
-
-    fn description(&self) -> String {
-        "Read a UTF-8 text file in the workspace and return its content.".to_string()
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "The file's path, relative to the workspace"
-                }
-            },
-            "required": ["path"]
-        })
-    }
-
-    async fn call(
-        &self,
-        _context: &mut ToolContext,
-        args: Self::Args,
-    ) -> Result<Self::Output, Self::Error> {
-        // Small files, read inline (as Hermes' own read_file does).
-        let target = self
-            .root
-            .join(&args.path)
-            .canonicalize()
-            .map_err(|e| ReadFileError(format!("error: {e}")))?;
-        if target == self.root || !target.starts_with(&self.root) {
-            return Err(ReadFileError(
-                "error: the path is outside the workspace".into(),
-            ));
-        }
-        std::fs::read_to_string(&target).map_err(|e| ReadFileError(format!("error: {e}")))
-    }
-}
 
 // ---------------------------------------------------------------------------
 // The round clock: a per-run hook (rig's way to observe a run).

@@ -22,6 +22,7 @@
 //! system message asks for the `final answer of a team` gets one line.
 //! Executors' requests are answered by the script as above.
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -60,15 +61,13 @@ impl Script {
             .as_array()
             .ok_or("the body has no `messages` array")?;
         let model = request["model"].as_str().unwrap_or("scripted");
-        let prompt_chars: usize = messages
-            .iter()
-            .map(|m| m["content"].as_str().map_or(0, str::len))
-            .sum();
+        let prompt_chars: usize = messages.iter().map(|m| text(m).len()).sum();
         let system = messages
             .first()
             .filter(|m| m["role"] == "system")
-            .and_then(|m| m["content"].as_str())
+            .map(text)
             .unwrap_or_default();
+        let system = system.as_ref();
         let (message, finish_reason) = if request["tools"].is_array() {
             self.native(messages)
         } else if system.contains("You are the planner") {
@@ -98,8 +97,8 @@ impl Script {
     fn plan(messages: &[Value]) -> Result<Value, String> {
         let marked = messages
             .iter()
-            .filter_map(|m| m["content"].as_str())
-            .find_map(|text| Some(text.split_once(PLAN_MARKER)?.1))
+            .map(text)
+            .find_map(|text| Some(text.split_once(PLAN_MARKER)?.1.to_string()))
             .ok_or("a planner's request without a `[bench-plan N ROLE,ROLE]` marker")?;
         let spec = marked.split(']').next().unwrap_or_default();
         let (count, roles) = spec
@@ -138,8 +137,7 @@ impl Script {
             .iter()
             .rev()
             .find(|m| m["role"] == "user")
-            .and_then(|m| m["content"].as_str())
-            .map_or(1, round_in);
+            .map_or(1, |m| round_in(&text(m)));
         let content = decision(round, self.rounds);
         (json!({"role": "assistant", "content": content}), "stop")
     }
@@ -165,6 +163,23 @@ impl Script {
             json!({"role": "assistant", "content": null, "tool_calls": [call]}),
             "tool_calls",
         )
+    }
+}
+
+/// A message's text: its `content` string, or its text parts joined (the
+/// Chat Completions wire allows either; rig sends its preamble, the system
+/// message, as parts).
+fn text(message: &Value) -> Cow<'_, str> {
+    match &message["content"] {
+        Value::String(text) => Cow::Borrowed(text),
+        Value::Array(parts) => Cow::Owned(
+            parts
+                .iter()
+                .filter_map(|part| part["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => Cow::Borrowed(""),
     }
 }
 
@@ -359,5 +374,15 @@ mod tests {
         assert_eq!(content(&answer), "Every subtask read its files.");
         let unmarked = ask("You are the planner.", "Read the files.").unwrap_err();
         assert!(unmarked.contains("[bench-plan N ROLE,ROLE]"), "{unmarked}");
+    }
+    #[test]
+    fn a_system_message_sent_as_text_parts_is_read_as_its_text() {
+        let body = json!({"messages": [
+            {"role": "system", "content": [{"type": "text", "text": "You are the planner."}]},
+            {"role": "user", "content": [{"type": "text", "text": "[bench-plan 2 reader] Go."}]}
+        ]});
+        let plan = SCRIPT.answer(body.to_string().as_bytes()).unwrap();
+        let plan: Value = serde_json::from_str(content(&plan)).unwrap();
+        assert_eq!(plan["subtasks"].as_array().unwrap().len(), 2);
     }
 }
