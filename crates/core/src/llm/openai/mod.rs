@@ -309,10 +309,14 @@ struct Timings {
 
 /// Reads a chat-completion body, tolerating the variations real servers send.
 fn parse_completion(body: &[u8]) -> Result<ChatResponse, String> {
-    let completion: Completion = serde_json::from_slice(body).map_err(|e| {
-        let text = String::from_utf8_lossy(body);
-        format!("{e} in {}", crate::text::clip(&text, 200))
-    })?;
+    // Bytes that are not UTF-8 (a server that cut a character in two) are
+    // read as their lossy text, as `Response::text` would have made them.
+    let completion: Completion = serde_json::from_slice(body)
+        .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(body)))
+        .map_err(|e| {
+            let text = String::from_utf8_lossy(body);
+            format!("{e} in {}", crate::text::clip(&text, 200))
+        })?;
     let server_cached = completion.timings.and_then(|t| t.cache_n);
     let usage = completion
         .usage
@@ -528,5 +532,8 @@ mod tests {
     fn empty_choices_is_an_error_not_a_panic() {
         assert!(parse_completion(r#"{"choices":[]}"#.as_bytes()).is_err());
         assert!(parse_completion(b"not json").is_err());
+        // A character cut in two still reads, as replacement characters.
+        let cut = b"{\"choices\":[{\"message\":{\"content\":\"ok \xe4\xb8\"}}]}";
+        assert_eq!(parse_completion(cut).unwrap().content, "ok \u{fffd}");
     }
 }
