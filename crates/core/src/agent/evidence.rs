@@ -67,8 +67,13 @@ static CLAIM_FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("valid phrases")
 });
 
+/// "round 3", "Round #3", "第 3 轮". ASCII word boundaries and digits (a
+/// digit of another script would not parse as a round anyway), Unicode
+/// spaces: half the compile cost of the all-Unicode form (1.5 million
+/// instructions less, once per process).
 static ROUND_CITATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bround\s*#?\s*(\d{1,4})\b|第\s*(\d{1,4})\s*轮").expect("valid regex")
+    Regex::new(r"(?-u:\b)(?i:round)\s*#?\s*([0-9]{1,4})(?-u:\b)|第\s*([0-9]{1,4})\s*轮")
+        .expect("valid regex")
 });
 
 /// Why `thought`, written in `round`, is flagged against `history` (the
@@ -169,6 +174,18 @@ fn mentions(text: &str, tool: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_are_cited_in_english_and_chinese_as_whole_numbers() {
+        let cited: Vec<&str> = ROUND_CITATION
+            .captures_iter(
+                "in round 3 and Round #12, 第 2 轮, 第\u{3000}4\u{3000}轮; around 5, round 12345",
+            )
+            .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(cited, ["3", "12", "2", "4"]);
+    }
 
     const TOOLS: &[&str] = &["read_file", "list_dir", "run_code", "write_file"];
 

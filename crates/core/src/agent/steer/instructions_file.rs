@@ -21,10 +21,6 @@
 //! exactly one file that is there, and no file to write, is read so; the
 //! file must be small text.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::goal_files;
 use super::Steer;
 use crate::tools::Toolbox;
@@ -35,19 +31,63 @@ pub const NAME: &str = "instructions_file";
 /// The largest instructions file read into the work, in bytes.
 pub const FILE_MAX: u64 = 4_000;
 
-/// A goal that says to carry out what a file holds.
-static CARRY_OUT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?ix)
-        \b(follow|do|carry\s+out|complete|perform|execute|apply|work\s+through|go\s+through|
-           befolge|folge|führe|erledige|
-           sigue|haz|realiza|ejecuta|completa|cumple|
-           suis|fais|effectue|exécute|applique|
-           siga|faça|realize|execute|cumpra)\b
-        |按照|照着|执行|完成|従って|実行",
-    )
-    .expect("valid regex")
-});
+/// Verbs that hand the work to a file, one word each (lower case).
+const CARRY_OUT_WORDS: &[&str] = &[
+    "follow", "do", "complete", "perform", "execute", "apply", "befolge", "folge", "führe",
+    "erledige", "sigue", "haz", "realiza", "ejecuta", "completa", "cumple", "suis", "fais",
+    "effectue", "exécute", "applique", "siga", "faça", "realize", "cumpra",
+];
+
+/// The same, two words apart by whitespace.
+const CARRY_OUT_PAIRS: &[(&str, &str)] =
+    &[("carry", "out"), ("work", "through"), ("go", "through")];
+
+/// The same in scripts written without spaces, found anywhere.
+const CARRY_OUT_PHRASES: &[&str] = &["按照", "照着", "执行", "完成", "従って", "実行"];
+
+/// Whether `goal` says to carry something out: one of the verbs as a whole
+/// word in any case, a pair of them apart by whitespace only, or a phrase.
+/// (A word list, not a regular expression: the expression, with its case
+/// folding over 30 alternatives, cost about 6 million instructions to
+/// compile, once per process, on the first run.)
+fn carries_out(goal: &str) -> bool {
+    if CARRY_OUT_PHRASES.iter().any(|phrase| goal.contains(phrase)) {
+        return true;
+    }
+    let mut previous: Option<(String, usize)> = None;
+    for (start, end) in word_spans(goal) {
+        let word = goal[start..end].to_lowercase();
+        if CARRY_OUT_WORDS.contains(&word.as_str()) {
+            return true;
+        }
+        if let Some((first, first_end)) = &previous {
+            let apart = goal[*first_end..start].chars().all(char::is_whitespace);
+            if apart && CARRY_OUT_PAIRS.contains(&(first.as_str(), word.as_str())) {
+                return true;
+            }
+        }
+        previous = Some((word, end));
+    }
+    false
+}
+
+/// The byte spans of `text`'s words: runs of letters, digits and `_`.
+fn word_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut chars = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        let (start, _) = chars.find(|&(_, c)| is_word(c))?;
+        let mut end = text.len();
+        while let Some(&(i, c)) = chars.peek() {
+            if !is_word(c) {
+                end = i;
+                break;
+            }
+            chars.next();
+        }
+        Some((start, end))
+    })
+}
 
 /// Instructions in a file as a steer: the work's extension.
 pub struct InstructionsFile;
@@ -72,7 +112,7 @@ impl Steer for InstructionsFile {
 /// `toolbox`'s workspace and none to write, and that file is text of at
 /// most [`FILE_MAX`] bytes.
 pub fn instructions(goal: &str, toolbox: &Toolbox) -> Option<(String, String)> {
-    if !CARRY_OUT.is_match(goal) {
+    if !carries_out(goal) {
         return None;
     }
     if !goal_files::outputs(goal, toolbox).is_empty() {
@@ -93,6 +133,7 @@ mod tests {
     use crate::agent::steer::GoalFiles;
     use crate::tools::builtin::register_file_tools;
     use crate::tools::Workspace;
+    use regex::Regex;
 
     const STEPS: &str = "# How to prepare the word list\n\nTake every word in words.txt that has more than four letters.\nWrite them in UPPER CASE to shortlist.txt.\n";
 
@@ -158,5 +199,54 @@ mod tests {
         let big = "Write a line to out.txt.\n".repeat(200);
         let (_dir, toolbox) = workspace(&[("steps.txt", &big)]);
         assert_eq!(instructions("Do the steps in steps.txt.", &toolbox), None);
+    }
+    #[test]
+    fn the_word_list_says_what_the_regular_expression_it_replaced_said() {
+        let oracle = Regex::new(
+            r"(?ix)
+            \b(follow|do|carry\s+out|complete|perform|execute|apply|work\s+through|go\s+through|
+               befolge|folge|führe|erledige|
+               sigue|haz|realiza|ejecuta|completa|cumple|
+               suis|fais|effectue|exécute|applique|
+               siga|faça|realize|execute|cumpra)\b
+            |按照|照着|执行|完成|従って|実行",
+        )
+        .unwrap();
+        let goals = [
+            "Follow the steps in instructions.md.",
+            "FOLLOW steps.txt",
+            "Following the plan, write a.txt",
+            "Do what TODO.txt lists.",
+            "todo.txt lists things",
+            "do_this.txt",
+            "Carry out the plan in plan.md",
+            "carry  \n out plan.md",
+            "carry-out plan.md",
+            "carryout plan.md",
+            "Work through checklist.md.",
+            "go through, then",
+            "Go   through list.md",
+            "Führe die Schritte in anleitung.md aus.",
+            "führen Sie aus",
+            "Exécute le plan.md",
+            "Haz lo que dice tareas.txt",
+            "Faça o que pede tarefas.txt",
+            "按照 steps.txt 的步骤",
+            "请执行 plan.md",
+            "手順.md に従って実行する",
+            "Count the rows of data.csv.",
+            "Summarise notes.txt into summary.md",
+            "Apply the patch",
+            "applying nothing",
+            "Complete the form in form.md",
+            "completa la lista",
+            "",
+            "do",
+            "x do. y",
+            "undo the change",
+        ];
+        for goal in goals {
+            assert_eq!(carries_out(goal), oracle.is_match(goal), "{goal:?}");
+        }
     }
 }
