@@ -31,24 +31,22 @@ import argparse
 import asyncio
 import importlib.metadata
 import json
-import math
 import operator
 import pathlib
 import resource
 import sys
-import tempfile
 import time
 import warnings
 from typing import Annotated, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import create_react_agent
 from langgraph.types import Send
 
-FILES = 4
+# The workspace, its read_file tool and the quantile, as the loop peer has them.
+from langgraph_agent import make_read_file, make_workspace, percentile  # noqa: E402
 
 # The roles, in the order `hermes bench plan` builds its own.
 ROLES = ["reader", "checker", "summariser", "archivist"]
@@ -109,40 +107,6 @@ def parse_plan(content: str) -> list:
     if not subtasks:
         raise ValueError("the plan has no subtasks")
     return subtasks
-
-
-def make_workspace() -> tempfile.TemporaryDirectory:
-    """f0.txt .. f3.txt, the same files Hermes' bench reads."""
-    folder = tempfile.TemporaryDirectory()
-    for k in range(FILES):
-        pathlib.Path(folder.name, f"f{k}.txt").write_text(f"file {k}\n" * 20)
-    return folder
-
-
-def make_read_file(root: pathlib.Path):
-    """A native read_file tool confined to `root`."""
-
-    @tool
-    def read_file(path: str) -> str:
-        """Read a UTF-8 text file in the workspace and return its content."""
-        target = (root / path).resolve()
-        if root not in target.parents:
-            return "error: the path is outside the workspace"
-        try:
-            return target.read_text()
-        except OSError as e:
-            return f"error: {e}"
-
-    return read_file
-
-
-def percentile(values: list, q: float) -> float:
-    """Nearest-rank quantile, as Hermes' bench computes it."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = min(max(math.ceil(q * len(ordered)), 1), len(ordered))
-    return ordered[rank - 1]
 
 
 class PlanState(TypedDict, total=False):
