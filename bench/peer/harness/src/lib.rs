@@ -31,10 +31,22 @@ pub struct Args {
     pub rounds: usize,
 }
 
-/// Reads the command line of `program`; exits 0 after `--help`.
-pub fn parse_args(program: &str) -> Result<Args, String> {
-    let mut base_url = None;
-    let (mut tasks, mut concurrency, mut rounds) = (100usize, 50usize, 10usize);
+/// A flag's value as a whole number.
+pub(crate) fn number(flag: &str, text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .map_err(|_| format!("{flag} takes a whole number, not {text:?}"))
+}
+
+/// A flag's value, taken when the flag is known.
+pub(crate) type Value<'a> = &'a mut dyn FnMut() -> Result<String, String>;
+
+/// Walks the command line's `--flag value` and `--flag=value` pairs,
+/// handing each flag and its value's getter to `set` (false: a flag it
+/// does not know); prints `usage` and exits 0 after `--help`.
+pub(crate) fn walk_flags(
+    usage: &str,
+    mut set: impl FnMut(&str, Value<'_>) -> Result<bool, String>,
+) -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -42,7 +54,7 @@ pub fn parse_args(program: &str) -> Result<Args, String> {
             None => (arg.clone(), None),
         };
         if flag == "-h" || flag == "--help" {
-            println!("usage: {program} --base-url URL [--tasks N] [--concurrency C] [--rounds R]");
+            println!("{usage}");
             std::process::exit(0);
         }
         let mut value = || {
@@ -51,18 +63,29 @@ pub fn parse_args(program: &str) -> Result<Args, String> {
                 .or_else(|| args.next())
                 .ok_or(format!("{flag} needs a value"))
         };
-        let number = |text: String| {
-            text.parse::<usize>()
-                .map_err(|_| format!("{flag} takes a whole number, not {text:?}"))
-        };
-        match flag.as_str() {
-            "--base-url" => base_url = Some(value()?),
-            "--tasks" => tasks = number(value()?)?,
-            "--concurrency" => concurrency = number(value()?)?,
-            "--rounds" => rounds = number(value()?)?,
-            _ => return Err(format!("unknown argument {arg:?}")),
+        if !set(&flag, &mut value)? {
+            return Err(format!("unknown argument {arg:?}"));
         }
     }
+    Ok(())
+}
+
+/// Reads the command line of `program`; exits 0 after `--help`.
+pub fn parse_args(program: &str) -> Result<Args, String> {
+    let mut base_url = None;
+    let (mut tasks, mut concurrency, mut rounds) = (100usize, 50usize, 10usize);
+    let usage =
+        format!("usage: {program} --base-url URL [--tasks N] [--concurrency C] [--rounds R]");
+    walk_flags(&usage, |flag, value| {
+        match flag {
+            "--base-url" => base_url = Some(value()?),
+            "--tasks" => tasks = number(flag, &value()?)?,
+            "--concurrency" => concurrency = number(flag, &value()?)?,
+            "--rounds" => rounds = number(flag, &value()?)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
     let base_url = base_url.ok_or("--base-url is required (the scripted server, with /v1)")?;
     if tasks.min(concurrency).min(rounds) < 1 {
         return Err("--tasks, --concurrency and --rounds must be at least 1".into());

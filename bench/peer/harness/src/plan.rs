@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{percentile, rusage};
+use crate::{number, percentile, rusage, walk_flags};
 
 /// The roles, in the order `hermes bench plan` builds its own.
 pub const ROLES: [&str; 4] = ["reader", "checker", "summariser", "archivist"];
@@ -51,36 +51,18 @@ pub struct PlanArgs {
 pub fn parse_plan_args(program: &str) -> Result<PlanArgs, String> {
     let mut base_url = None;
     let (mut subtasks, mut roles, mut repeat) = (100usize, 4usize, 1usize);
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
-            None => (arg.clone(), None),
-        };
-        if flag == "-h" || flag == "--help" {
-            println!(
-                "usage: {program} --base-url URL [--subtasks N] [--roles R (1-4)] [--repeat K]"
-            );
-            std::process::exit(0);
-        }
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or(format!("{flag} needs a value"))
-        };
-        let number = |text: String| {
-            text.parse::<usize>()
-                .map_err(|_| format!("{flag} takes a whole number, not {text:?}"))
-        };
-        match flag.as_str() {
+    let usage =
+        format!("usage: {program} --base-url URL [--subtasks N] [--roles R (1-4)] [--repeat K]");
+    walk_flags(&usage, |flag, value| {
+        match flag {
             "--base-url" => base_url = Some(value()?),
-            "--subtasks" => subtasks = number(value()?)?,
-            "--roles" => roles = number(value()?)?,
-            "--repeat" => repeat = number(value()?)?,
-            _ => return Err(format!("unknown argument {arg:?}")),
+            "--subtasks" => subtasks = number(flag, &value()?)?,
+            "--roles" => roles = number(flag, &value()?)?,
+            "--repeat" => repeat = number(flag, &value()?)?,
+            _ => return Ok(false),
         }
-    }
+        Ok(true)
+    })?;
     let base_url = base_url.ok_or("--base-url is required (the scripted server, with /v1)")?;
     if subtasks.min(repeat) < 1 || !(1..=ROLES.len()).contains(&roles) {
         return Err(format!(
@@ -108,7 +90,9 @@ pub fn task(args: &PlanArgs, t: usize) -> String {
 
 /// An executor's system message for `role`.
 pub fn executor_system(role: &str) -> String {
-    format!("You are the {role} of a team. You read the files in the workspace with the read_file tool.")
+    format!(
+        "You are the {role} of a team. You read the files in the workspace with the read_file tool."
+    )
 }
 
 /// The final answer's prompt: the task and each subtask's result.
@@ -265,7 +249,10 @@ mod tests {
     fn the_plan_is_read_from_json_inside_other_text() {
         let text = "Here:\n```json\n{\"subtasks\": [{\"id\": \"s0\", \"role\": \"reader\", \"goal\": \"g\", \"depends_on\": []}]}\n```";
         let plan = parse_plan(text).unwrap();
-        assert_eq!((plan[0].id.as_str(), plan[0].role.as_str()), ("s0", "reader"));
+        assert_eq!(
+            (plan[0].id.as_str(), plan[0].role.as_str()),
+            ("s0", "reader")
+        );
         assert!(parse_plan("{\"subtasks\": []}").is_err());
         assert!(parse_plan("no plan").is_err());
     }
