@@ -98,39 +98,44 @@ done
 url="$(head -n 1 "$out/url")"
 [ -n "$url" ] || { echo "error: the scripted server did not start:" >&2; cat "$out/serve.log" >&2; exit 1; }
 
+# run_peer NAME WHAT COMMAND...: runs the peer's command (its flags included) and keeps its JSON
+# line, or why there is none. A plan peer exits 1 when a subtask did not finish; its report
+# still stands, and says so.
+run_peer() {
+    local name="$1" what="$2"
+    shift 2
+    [ -e "$out/$name.err" ] && return 0
+    echo "running $name ($what)"
+    local rc=0 limit=()
+    command -v timeout >/dev/null && limit=(timeout "$peer_timeout")
+    ${limit[@]+"${limit[@]}"} "$@" >"$out/$name.out" 2>"$out/$name.log" || rc=$?
+    if [ "$rc" -ne 0 ] && { [ "$workload" = loop ] || [ ! -s "$out/$name.out" ]; }; then
+        local why
+        why="$(tail -n 1 "$out/$name.log")"
+        [ "$rc" -eq 124 ] && why="timed out after ${peer_timeout} s"
+        fail "$name" "run failed (exit $rc): ${why:-no message}"
+        return 0
+    fi
+    tail -n 1 "$out/$name.out" >"$out/$name.json"
+    # Warnings (failed tasks) stay visible.
+    grep -i '^warning' "$out/$name.log" >&2 || true
+}
+
 if [ "$workload" = plan ]; then
     echo "scripted server: $url ($subtasks subtasks over $roles roles, $rounds rounds each, ${latency_ms} ms a call, $repeat runs)"
     for _ in $(seq "$repeat"); do
         "$hermes" bench plan --base-url "$url" --subtasks "$subtasks" --roles "$roles" --json \
             2>>"$out/hermes.log" | tail -n 1 >>"$out/hermes.jsonl" || true
     done
-    # plan_peer NAME COMMAND...: the peer's JSON line, or why there is none.
-    plan_peer() {
-        local name="$1"
-        shift
-        [ -e "$out/$name.err" ] && return 0
-        echo "running $name ($repeat runs)"
-        local rc=0 limit=()
-        command -v timeout >/dev/null && limit=(timeout "$peer_timeout")
-        ${limit[@]+"${limit[@]}"} "$@" --base-url "$url" --subtasks "$subtasks" --roles "$roles" \
-            --repeat "$repeat" >"$out/$name.out" 2>"$out/$name.log" || rc=$?
-        if [ "$rc" -ne 0 ] && [ ! -s "$out/$name.out" ]; then
-            local why
-            why="$(tail -n 1 "$out/$name.log")"
-            [ "$rc" -eq 124 ] && why="timed out after ${peer_timeout} s"
-            fail "$name" "run failed (exit $rc): ${why:-no message}"
-            return 0
-        fi
-        tail -n 1 "$out/$name.out" >"$out/$name.json"
-        grep -i '^warning' "$out/$name.log" >&2 || true
-    }
     for peer in rig autoagents; do
         wanted "$peer" || continue
         bin="bin_$peer"
-        plan_peer "$peer" "${!bin:-false}"
+        run_peer "$peer" "$repeat runs" "${!bin:-false}" --base-url "$url" --subtasks "$subtasks" \
+            --roles "$roles" --repeat "$repeat"
     done
     if wanted langgraph; then
-        plan_peer langgraph "$python" "$root/bench/peer/langgraph_plan.py"
+        run_peer langgraph "$repeat runs" "$python" "$root/bench/peer/langgraph_plan.py" \
+            --base-url "$url" --subtasks "$subtasks" --roles "$roles" --repeat "$repeat"
     fi
     table_python="$python"
     [ -x "$table_python" ] || table_python="python3"
@@ -142,34 +147,15 @@ echo "scripted server: $url ($rounds rounds per task, $concurrency tasks at once
 "$hermes" bench http --base-url "$url" --tasks "$hermes_tasks" --concurrency "$concurrency" \
     --rounds "$rounds" --json | tail -n 1 >"$out/hermes.json"
 
-# run NAME TASKS COMMAND...: the peer's JSON line, or why there is none.
-run_peer() {
-    local name="$1" tasks="$2"
-    shift 2
-    [ -e "$out/$name.err" ] && return 0
-    echo "running $name ($tasks tasks)"
-    local rc=0 limit=()
-    command -v timeout >/dev/null && limit=(timeout "$peer_timeout")
-    ${limit[@]+"${limit[@]}"} "$@" --base-url "$url" --tasks "$tasks" --concurrency "$concurrency" \
-        --rounds "$rounds" >"$out/$name.out" 2>"$out/$name.log" || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        local why
-        why="$(tail -n 1 "$out/$name.log")"
-        [ "$rc" -eq 124 ] && why="timed out after ${peer_timeout} s"
-        fail "$name" "run failed (exit $rc): ${why:-no message}"
-        return 0
-    fi
-    tail -n 1 "$out/$name.out" >"$out/$name.json"
-    # Warnings (failed tasks) stay visible.
-    grep -i '^warning' "$out/$name.log" >&2 || true
-}
 for peer in rig autoagents; do
     wanted "$peer" || continue
     bin="bin_$peer"
-    run_peer "$peer" "$rust_peer_tasks" "${!bin:-false}"
+    run_peer "$peer" "$rust_peer_tasks tasks" "${!bin:-false}" --base-url "$url" \
+        --tasks "$rust_peer_tasks" --concurrency "$concurrency" --rounds "$rounds"
 done
 if wanted langgraph; then
-    run_peer langgraph "$peer_tasks" "$python" "$root/bench/peer/langgraph_agent.py"
+    run_peer langgraph "$peer_tasks tasks" "$python" "$root/bench/peer/langgraph_agent.py" \
+        --base-url "$url" --tasks "$peer_tasks" --concurrency "$concurrency" --rounds "$rounds"
 fi
 
 table_python="$python"
