@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use super::evidence;
 use super::reflect::{self, Reflection};
-use super::steer;
+use super::steer::{self, observation_text};
 use crate::decision::{Decision, EXPECTED_SHAPE};
 use crate::journal::{canonical_json, JournalEntry, UNPARSED};
 use crate::limits::{HistoryLayout, Limits};
@@ -170,12 +170,13 @@ pub struct RenderedRound {
 }
 
 impl RenderedRound {
-    /// Renders `entry` for `layout`.
-    pub fn of(entry: &JournalEntry, layout: HistoryLayout) -> Self {
+    /// Renders `entry` for `layout`; `lines` shows the observation's texts
+    /// of several lines as lines (see [`observation_text::shown`]).
+    pub fn of(entry: &JournalEntry, layout: HistoryLayout, lines: bool) -> Self {
         Self {
             summary: OnceLock::new(),
             whole: match layout {
-                HistoryLayout::Log => log_block(entry),
+                HistoryLayout::Log => log_block(entry, lines),
                 HistoryLayout::Turns => replayed_reply(entry),
             },
         }
@@ -208,10 +209,11 @@ impl RenderedRounds {
             *self = Self::default();
         }
         let done = self.rounds.len();
+        let lines = limits.steer.is_on(observation_text::NAME);
         self.rounds.extend(
             history[done..]
                 .iter()
-                .map(|entry| RenderedRound::of(entry, limits.history)),
+                .map(|entry| RenderedRound::of(entry, limits.history, lines)),
         );
         let summarised = summarised_rounds(history.len(), limits.full_rounds);
         let counted = counted_rounds(summarised, limits.full_rounds);
@@ -333,10 +335,15 @@ pub fn messages_rendered(
                 // The goal first, then the news, then what to do: the model
                 // reads the success note last (with the goal last, small
                 // models redo it).
+                let observation = if limits.steer.is_on(observation_text::NAME) {
+                    observation_text::shown(&entry.observation)
+                } else {
+                    Cow::Borrowed(entry.observation.as_str())
+                };
                 let mut turn = format!(
                     "Goal: {goal}\n\nObservation (round {}): {}\n\n{}",
                     entry.round,
-                    entry.observation,
+                    observation,
                     reflected(entry.round).unwrap_or_default(),
                 );
                 next_step(&mut turn, Some(entry), limits, written);
@@ -427,8 +434,9 @@ fn next_step(out: &mut String, previous: Option<&JournalEntry>, limits: &Limits,
 }
 
 /// A past round in the log layout: the call made and what it returned
-/// (an unreadable reply is named as such, not replayed).
-fn log_block(entry: &JournalEntry) -> String {
+/// (an unreadable reply is named as such, not replayed); `lines` shows the
+/// observation's texts of several lines as lines.
+fn log_block(entry: &JournalEntry, lines: bool) -> String {
     if entry.action == UNPARSED {
         return format!(
             "Round {}: your reply was not a readable decision.\nObservation: {}",
@@ -441,7 +449,11 @@ fn log_block(entry: &JournalEntry) -> String {
     // (no clipped copy of the args is built).
     let _ = serde_json::to_writer(&mut block, &Clipped(&entry.args));
     block.extend_from_slice(b"\nObservation: ");
-    block.extend_from_slice(entry.observation.as_bytes());
+    if lines {
+        block.extend_from_slice(observation_text::shown(&entry.observation).as_bytes());
+    } else {
+        block.extend_from_slice(entry.observation.as_bytes());
+    }
     // Every part is UTF-8 (serde_json writes UTF-8).
     String::from_utf8(block).unwrap_or_default()
 }

@@ -138,7 +138,7 @@ fn rounds_rendered_once_make_the_same_prompt_as_rendering_them_all() {
         assert_eq!(rendered.sync(short, &limits).rounds().len(), 2);
         assert_eq!(
             rendered.sync(short, &limits).rounds()[1],
-            RenderedRound::of(&all[1], layout)
+            RenderedRound::of(&all[1], layout, false)
         );
     }
 }
@@ -279,6 +279,39 @@ fn a_log_block_writes_the_args_as_their_clipped_copy_would_read() {
             clip_strings(&args),
             entry.observation
         );
-        assert_eq!(log_block(&entry), expected);
+        assert_eq!(log_block(&entry, false), expected);
+    }
+}
+
+#[test]
+fn with_observation_text_on_a_read_file_shows_as_lines_in_both_layouts() {
+    let mut past = history(1);
+    past[0].observation =
+        r#"{"status":"ok","data":"id,role\n1,admin\n2,user\n","error":null}"#.into();
+    let lines = "\n--- data (3 lines) ---\nid,role\n1,admin\n2,user\n--- end of data ---";
+    let on = |layout| Limits {
+        steer: steer::Steers::defaults().with(observation_text::NAME, true),
+        history: layout,
+        ..Limits::default()
+    };
+    for layout in [HistoryLayout::Log, HistoryLayout::Turns] {
+        let m = messages("sys", "", "count the admins", &past, &[], &on(layout));
+        let last = &m.last().unwrap().content;
+        assert!(
+            last.contains(&format!(
+                "{{\"status\":\"ok\",\"data\":\"<3 lines, below>\",\"error\":null}}{lines}"
+            )),
+            "{layout:?}: {last}"
+        );
+        let off = Limits {
+            history: layout,
+            ..Limits::default()
+        };
+        let m = messages("sys", "", "count the admins", &past, &[], &off);
+        let last = &m.last().unwrap().content;
+        assert!(
+            !last.contains(lines) && last.contains(&past[0].observation),
+            "{last}"
+        );
     }
 }

@@ -47,6 +47,7 @@ pub mod goal_folders;
 pub mod input_preview;
 pub mod instructions_file;
 pub mod label_check;
+pub mod observation_text;
 pub mod owned_files;
 pub mod read_check;
 pub mod repeat_guidance;
@@ -314,6 +315,7 @@ pub static ALL: &[&dyn Steer] = &[
     &write_offer::WriteOffer,
     &edit_offer::EditOffer,
     &repeat_guidance::RepeatGuidance,
+    &observation_text::ObservationText,
     &read_check::ReadCheck,
     &label_check::LabelCheck,
     &condition_check::ConditionCheck,
