@@ -29,14 +29,14 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::Steer;
-use crate::tools::Toolbox;
 
 /// The steer's name (switches, journals).
 pub const NAME: &str = "observation_text";
 
 /// Observation text as a steer: a switch read by the prompt's rendering of
-/// past rounds (see [`shown`]), and one line of the system prompt that
-/// says how such a text is shown.
+/// past rounds (see [`shown`]). It adds nothing to the system prompt (the
+/// marks say what they hold), so a run whose observations are all one line
+/// gets the prompts it would get with the switch off, word for word.
 pub struct ObservationText;
 
 impl Steer for ObservationText {
@@ -50,10 +50,6 @@ impl Steer for ObservationText {
 
     fn about(&self) -> &'static str {
         "shows a text of several lines inside an observation (a file, a program's output) as lines under the envelope, between --- marks, instead of one escaped JSON string"
-    }
-
-    fn system(&self, _toolbox: &Toolbox) -> String {
-        "In an observation, a text of several lines (a file's lines, a program's output) is shown under it as lines, between --- marks; the envelope names it where it belongs (\"<7 lines, below>\").".to_string()
     }
 }
 
