@@ -28,6 +28,7 @@ mod constraint;
 mod engine;
 mod kept;
 mod kv;
+mod product;
 mod qwen2;
 mod runaway;
 mod tokenizer;
