@@ -104,8 +104,14 @@ async fn main() {
     println!("load: {:.1} s", started.elapsed().as_secs_f64());
     // The first products repack the weights for the CPU, and the shared
     // system prompt is read once: not measured.
+    let started = Instant::now();
     let warm = llm.chat(&request("Say hello.", 2)).await.expect("model");
-    println!("prompt: {} tokens", warm.usage.prompt_tokens);
+    let read = started.elapsed().as_secs_f64();
+    println!(
+        "prompt: {} tokens, first read (nothing cached) {read:.2} s, {:.0} prompt tokens/s",
+        warm.usage.prompt_tokens,
+        warm.usage.prompt_tokens as f64 / read
+    );
     let one = measure(&llm, &QUESTIONS[..1]).await;
     let many = measure(&llm, &QUESTIONS[1..]).await;
     println!(

@@ -49,6 +49,11 @@ use self::tokenizer::ChatTokenizer;
 use hermes_core::llm::prefix_cache::PrefixCache;
 use hermes_core::llm::{ChatRequest, ChatResponse, Llm, LlmError};
 
+/// The engine's name in its kept-state files: `candle2` since its
+/// products and attention became row-invariant (EVALS.md section 44), so a
+/// state an older build kept, whose last bits differ, is not loaded.
+const KEPT_ENGINE: &str = "candle2";
+
 /// Conversations whose state is kept for prefix reuse by default (each
 /// holds about 56 KB per token for a 1.5B model).
 pub const DEFAULT_CACHED_CONVERSATIONS: usize = 4;
@@ -187,7 +192,7 @@ fn start_engine(config: &NativeConfig) -> Result<Loaded, LlmError> {
         .kept_prompts
         .as_deref()
         .filter(|_| config.cached_conversations > 0)
-        .and_then(|dir| hermes_core::llm::kept_prompt::kept_prompt_file(dir, path, "candle"));
+        .and_then(|dir| hermes_core::llm::kept_prompt::kept_prompt_file(dir, path, KEPT_ENGINE));
     let engine = Engine {
         model,
         tokenizer: Arc::clone(&tokenizer),

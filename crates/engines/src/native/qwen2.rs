@@ -374,10 +374,10 @@ mod tests {
             let v = values.to_vec3::<f32>().unwrap();
             let mut out = Vec::new();
             for h in 0..kv_heads {
-                for r in 0..repeat {
+                for query in &q[h] {
                     let s: Vec<f32> = (0..len)
                         .map(|j| {
-                            (0..dim).map(|d| q[h][r][d] * k[h][j][d]).sum::<f32>()
+                            (0..dim).map(|d| query[d] * k[h][j][d]).sum::<f32>()
                                 / (dim as f32).sqrt()
                         })
                         .collect();

@@ -86,7 +86,10 @@ pub struct SandboxOutput {
     pub killed: bool,
     /// Whether the code tried to run more processes than allowed (a fork bomb).
     pub process_limit_hit: bool,
-    /// Seconds the run took.
+    /// Seconds the run took. Not serialized, so not in `run_code`'s
+    /// observation: a clock reading in the prompt made the same run take
+    /// another path on a busier machine (EVALS.md section 44).
+    #[serde(skip_serializing)]
     pub seconds: f64,
 }
 
