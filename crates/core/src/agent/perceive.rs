@@ -335,11 +335,10 @@ pub fn messages_rendered(
                 // The goal first, then the news, then what to do: the model
                 // reads the success note last (with the goal last, small
                 // models redo it).
-                let observation = if limits.steer.is_on(observation_text::NAME) {
-                    observation_text::shown(&entry.observation)
-                } else {
-                    Cow::Borrowed(entry.observation.as_str())
-                };
+                let observation = observation_text::for_prompt(
+                    limits.steer.is_on(observation_text::NAME),
+                    &entry.observation,
+                );
                 let mut turn = format!(
                     "Goal: {goal}\n\nObservation (round {}): {}\n\n{}",
                     entry.round,
@@ -449,11 +448,7 @@ fn log_block(entry: &JournalEntry, lines: bool) -> String {
     // (no clipped copy of the args is built).
     let _ = serde_json::to_writer(&mut block, &Clipped(&entry.args));
     block.extend_from_slice(b"\nObservation: ");
-    if lines {
-        block.extend_from_slice(observation_text::shown(&entry.observation).as_bytes());
-    } else {
-        block.extend_from_slice(entry.observation.as_bytes());
-    }
+    block.extend_from_slice(observation_text::for_prompt(lines, &entry.observation).as_bytes());
     // Every part is UTF-8 (serde_json writes UTF-8).
     String::from_utf8(block).unwrap_or_default()
 }

@@ -91,6 +91,16 @@ pub fn shown(observation: &str) -> Cow<'_, str> {
     Cow::Owned(text)
 }
 
+/// `observation` as a prompt shows it: [`shown`] when the steer is `on`,
+/// else unchanged (both history layouts call this one switch).
+pub fn for_prompt(on: bool, observation: &str) -> Cow<'_, str> {
+    if on {
+        shown(observation)
+    } else {
+        Cow::Borrowed(observation)
+    }
+}
+
 /// Moves `value`'s text into `lifted` under `name` and leaves its
 /// placeholder, when it is a text of several lines.
 fn lift(name: &str, value: &mut Value, lifted: &mut Vec<(String, String)>) {
