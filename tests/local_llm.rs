@@ -177,7 +177,7 @@ async fn plan_smoke_test_with_two_roles() {
 #[tokio::test(flavor = "multi_thread")]
 async fn later_rounds_reuse_the_cached_prefix_and_decide_exactly_as_without_it() {
     let Some(model) = model() else { return };
-    prefix_reuse_keeps_decisions(&model, &[], 3).await;
+    prefix_reuse_keeps_decisions(&model, &[], 3, 3).await;
 }
 
 /// Two conversations in turn keep their own sequences: after B, A's next

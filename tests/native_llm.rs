@@ -88,7 +88,7 @@ async fn with_no_server_the_default_build_runs_the_default_model_in_process() {
 #[tokio::test(flavor = "multi_thread")]
 async fn later_rounds_reuse_the_cached_prefix_and_decide_exactly_as_without_it() {
     let Some(model) = model() else { return };
-    prefix_reuse_keeps_decisions(&model, &["--engine", "candle"], 5).await;
+    prefix_reuse_keeps_decisions(&model, &["--engine", "candle"], 5, usize::MAX).await;
 }
 
 /// Four requests at once (one engine step serves them all) give the same
@@ -128,6 +128,42 @@ async fn four_concurrent_requests_answer_as_four_sequential_ones_on_one_loaded_m
         "{sequential:?}"
     );
     assert!(sequential[0].contains("Paris"), "{sequential:?}");
+}
+
+/// Sampled answers (temperature 1, a seed each) are the same whether the
+/// four requests run one after another or at once in one batch: a token's
+/// logits do not depend on what else the engine evaluates beside it, nor on
+/// the size of the prompt chunks (EVALS.md section 44). Before, the same
+/// prompt could draw another answer when another request was decoding.
+#[tokio::test(flavor = "multi_thread")]
+async fn sampled_answers_are_the_same_alone_or_batched() {
+    let Some(model) = model() else { return };
+    set_threads(1);
+    let _loading = LOADING.lock().await;
+    let llm = Arc::new(NativeLlm::load(NativeConfig::new(&model)).unwrap());
+    let sampled = |text: &str, seed: u64| ChatRequest {
+        temperature: 1.0,
+        max_tokens: 24,
+        seed: Some(seed),
+        ..question(text)
+    };
+    let questions = [
+        "Write one sentence about rivers.",
+        "Invent a name for a cat.",
+        "Say something about Tuesday.",
+        "Describe a chair in a few words.",
+    ];
+    let mut alone = Vec::new();
+    for (i, q) in questions.iter().enumerate() {
+        alone.push(llm.chat(&sampled(q, 11 + i as u64)).await.unwrap().content);
+    }
+    let batched = futures::future::join_all(questions.iter().enumerate().map(|(i, q)| {
+        let llm = Arc::clone(&llm);
+        let request = sampled(q, 11 + i as u64);
+        async move { llm.chat(&request).await.unwrap().content }
+    }))
+    .await;
+    assert_eq!(batched, alone);
 }
 
 /// The first conversation's state is kept on disk, and an engine loaded

@@ -101,13 +101,24 @@ pub fn workspace() -> tempfile::TempDir {
 /// Runs [`FIVE_STEPS`] greedily twice, with prefix reuse and without
 /// (`engine` args select the engine), and checks that from round 3 on at
 /// least 80% of each prompt was reused, that the run without reuse reused
-/// nothing, and that both made the same calls. `min_rounds`: how many
-/// rounds the run must reach.
-pub async fn prefix_reuse_keeps_decisions(model: &Path, engine: &[&str], min_rounds: usize) {
+/// nothing, and that both made the same calls in their first
+/// `same_calls` rounds. `min_rounds`: how many rounds the run must reach.
+/// The journal is written outside the workspace: inside it, `list_dir`
+/// shows it and the model may read its own journal, a prompt that changes
+/// under it (session 48: round 4 read `run.jsonl`, round 5's history
+/// shortened that observation and so its prompt shared only the system
+/// prompt with round 4's).
+pub async fn prefix_reuse_keeps_decisions(
+    model: &Path,
+    engine: &[&str],
+    min_rounds: usize,
+    same_calls: usize,
+) {
     let mut runs = Vec::new();
     for extra in [&[][..], &["--no-prefix-cache"][..]] {
         let ws = workspace();
-        let journal_path = ws.path().join("run.jsonl");
+        let logs = tempfile::tempdir().unwrap();
+        let journal_path = logs.path().join("run.jsonl");
         let mut args = vec!["run"];
         args.extend_from_slice(engine);
         args.extend_from_slice(&[
@@ -160,17 +171,17 @@ pub async fn prefix_reuse_keeps_decisions(model: &Path, engine: &[&str], min_rou
     for round in uncached {
         assert_eq!(round["tokens"]["cached_tokens"], 0, "{round}");
     }
-    // Greedy decoding: the same decisions with and without reuse, up to
-    // and including the first write (round 3, where reuse has begun), and
-    // the same files written. Not every round of the run: a prompt
-    // continued from a kept state and one read whole differ in float
-    // rounding, which can tip a near-tie later in a run (session 19, the
-    // candle engine: a second identical write of a.txt with reuse, none
-    // without, the files the same).
+    // Greedy decoding: the same decisions with and without reuse in the
+    // first `same_calls` rounds, and the same files written. An engine
+    // whose logits depend in their last bits on the cached prefix (a
+    // prompt continued from a kept state and one read whole round
+    // differently) can tip a near-tie later in a run, so it checks only
+    // the rounds up to the first write (3); the candle engine's logits
+    // are the same bit for bit, so it checks every round.
     let calls = |rounds: &[Value]| -> Vec<(Value, Value)> {
         rounds
             .iter()
-            .take(3)
+            .take(same_calls)
             .map(|r| (r["action"].clone(), r["args"].clone()))
             .collect()
     };

@@ -28,6 +28,7 @@ mod constraint;
 mod engine;
 mod kept;
 mod kv;
+mod product;
 mod qwen2;
 mod runaway;
 mod tokenizer;
@@ -48,9 +49,10 @@ use self::tokenizer::ChatTokenizer;
 use hermes_core::llm::prefix_cache::PrefixCache;
 use hermes_core::llm::{ChatRequest, ChatResponse, Llm, LlmError};
 
-/// The engine's name in its kept-state files (change it when the
-/// engine's numerics change, so a state with other bits is not loaded).
-const KEPT_ENGINE: &str = "candle";
+/// The engine's name in its kept-state files: `candle2` since its
+/// products and attention became row-invariant (EVALS.md section 44), so a
+/// state an older build kept, whose last bits differ, is not loaded.
+const KEPT_ENGINE: &str = "candle2";
 
 /// Conversations whose state is kept for prefix reuse by default (each
 /// holds about 56 KB per token for a 1.5B model).

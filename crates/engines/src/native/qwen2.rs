@@ -15,27 +15,28 @@ use std::io::{Read, Seek};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QStorage, QTensor};
+use candle_core::quantized::{gguf_file, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor, D};
 use candle_transformers::quantized_nn::RmsNorm;
 
 pub(super) use super::kv::KvState;
+use super::product::Product;
 
 /// A candle error with what was being done.
 pub(super) type Result<T> = std::result::Result<T, candle_core::Error>;
 
 struct Layer {
-    wq: QMatMul,
-    wk: QMatMul,
-    wv: QMatMul,
+    wq: Product,
+    wk: Product,
+    wv: Product,
     bq: Tensor,
     bk: Tensor,
     bv: Tensor,
-    wo: QMatMul,
+    wo: Product,
     attention_norm: RmsNorm,
-    gate: QMatMul,
-    down: QMatMul,
-    up: QMatMul,
+    gate: Product,
+    down: Product,
+    up: Product,
     ffn_norm: RmsNorm,
 }
 
@@ -47,7 +48,7 @@ pub(super) struct Qwen2 {
     embeddings: Arc<QTensor>,
     layers: Vec<Layer>,
     norm: RmsNorm,
-    output: QMatMul,
+    output: Product,
     cos: Tensor,
     sin: Tensor,
     n_head: usize,
@@ -84,31 +85,6 @@ pub(super) fn metadata<'a>(
         .metadata
         .get(key)
         .ok_or_else(|| candle_core::Error::Msg(format!("the model file has no `{key}`")))
-}
-
-/// Whether candle multiplies by weights of `dtype` without SIMD on the
-/// CPU: its legacy 4- and 5-bit formats with an offset or a fifth bit
-/// (Q4_1, Q5_0, Q5_1) have only scalar dot products, an order of magnitude
-/// slower than its vectorised Q4_0, Q8_0 and k-quant kernels. (Qwen's own
-/// 0.5B Q4_K_M file stores most of its weights as Q5_0.)
-fn slow_kernel(dtype: GgmlDType) -> bool {
-    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1)
-}
-
-/// `weight` in Q8_0 (8-bit values in blocks of 32, each block with its own
-/// scale: finer than the 4 or 5 bits it came from, so the products move
-/// only by that rounding), once at load.
-fn requantize(weight: &QTensor) -> Result<QTensor> {
-    let values = weight.dequantize(&Device::Cpu)?;
-    QTensor::quantize(&values, GgmlDType::Q8_0)
-}
-
-/// The product by `weight`, on a vectorised kernel (see [`slow_kernel`]).
-fn matmul(weight: QTensor) -> Result<QMatMul> {
-    if slow_kernel(weight.dtype()) {
-        return QMatMul::from_qtensor(requantize(&weight)?);
-    }
-    QMatMul::from_qtensor(weight)
 }
 
 fn rotary_tables(
@@ -173,26 +149,25 @@ impl Qwen2 {
         }
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         let output = match tensor("output.weight") {
-            Ok(weight) => matmul(weight)?,
+            Ok(weight) => Product::new(weight)?,
             // Tied embeddings: the output projection is the embedding table.
-            Err(_) if slow_kernel(embeddings.dtype()) => matmul(requantize(&embeddings)?)?,
-            Err(_) => QMatMul::from_arc(Arc::clone(&embeddings))?,
+            Err(_) => Product::shared(&embeddings)?,
         };
         let mut layers = Vec::with_capacity(layers_count);
         for i in 0..layers_count {
             let mut weight = |part: &str| tensor(&format!("blk.{i}.{part}"));
             layers.push(Layer {
-                wq: matmul(weight("attn_q.weight")?)?,
-                wk: matmul(weight("attn_k.weight")?)?,
-                wv: matmul(weight("attn_v.weight")?)?,
+                wq: Product::new(weight("attn_q.weight")?)?,
+                wk: Product::new(weight("attn_k.weight")?)?,
+                wv: Product::new(weight("attn_v.weight")?)?,
                 bq: weight("attn_q.bias")?.dequantize(&device)?,
                 bk: weight("attn_k.bias")?.dequantize(&device)?,
                 bv: weight("attn_v.bias")?.dequantize(&device)?,
-                wo: matmul(weight("attn_output.weight")?)?,
+                wo: Product::new(weight("attn_output.weight")?)?,
                 attention_norm: RmsNorm::from_qtensor(weight("attn_norm.weight")?, eps)?,
-                gate: matmul(weight("ffn_gate.weight")?)?,
-                down: matmul(weight("ffn_down.weight")?)?,
-                up: matmul(weight("ffn_up.weight")?)?,
+                gate: Product::new(weight("ffn_gate.weight")?)?,
+                down: Product::new(weight("ffn_down.weight")?)?,
+                up: Product::new(weight("ffn_up.weight")?)?,
                 ffn_norm: RmsNorm::from_qtensor(weight("ffn_norm.weight")?, eps)?,
             });
         }
@@ -290,6 +265,15 @@ impl Qwen2 {
     /// Self-attention of one segment in layer `index`: its new queries
     /// against everything its state holds plus its new keys, which are
     /// appended to the state. `q`, `k`, `v` are `[tokens, heads × dim]`.
+    ///
+    /// Each new token attends on its own ([`attend`]), with the same
+    /// shapes as when it is decoded alone: a token's output is then the
+    /// same, bit for bit, whether it came in a chunk of 64, of 16, alone, or
+    /// after a cached prefix. Batched products over all the chunk's
+    /// queries at once round differently with the chunk's size, and at a
+    /// sampling temperature above zero those last bits moved which token
+    /// was drawn, so the same prompt took another path from run to run
+    /// (EVALS.md section 44).
     fn attention(
         &self,
         index: usize,
@@ -309,29 +293,23 @@ impl Qwen2 {
         let k = candle_nn::rotary_emb::rope(&heads(k, self.n_kv_head)?, &cos, &sin)?;
         let v = heads(v, self.n_kv_head)?;
         let (k, v) = kv.append(index, &k, &v)?;
-        let repeat = self.n_head / self.n_kv_head;
-        let length = position + n;
-        let q = q.reshape((self.n_kv_head, repeat * n, self.head_dim))?;
-        let k = k.squeeze(0)?;
         // Views of the buffers: the products read them with their strides.
-        let v = v.squeeze(0)?;
-        let scores = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?;
-        let scores = if n > 1 {
-            let scores = scores.reshape((self.n_kv_head, repeat, n, length))?;
-            let mask = causal_mask(n, position)?.broadcast_as(scores.shape())?;
-            let blocked =
-                Tensor::new(f32::NEG_INFINITY, &Device::Cpu)?.broadcast_as(scores.shape())?;
-            mask.where_cond(&blocked, &scores)?
-                .reshape((self.n_kv_head, repeat * n, length))?
-        } else {
-            scores
-        };
-        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-        weights
-            .matmul(&v)?
-            .reshape((self.n_head, n, self.head_dim))?
-            .transpose(0, 1)?
-            .reshape((n, self.hidden))
+        let (k, v) = (k.squeeze(0)?, v.squeeze(0)?);
+        let repeat = self.n_head / self.n_kv_head;
+        let rows = (0..n)
+            .map(|i| {
+                let query = q
+                    .narrow(2, i, 1)?
+                    .reshape((self.n_kv_head, repeat, self.head_dim))?;
+                let seen = position + i + 1;
+                attend(&query, &k.narrow(1, 0, seen)?, &v.narrow(1, 0, seen)?)?
+                    .reshape((1, self.hidden))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        match rows.as_slice() {
+            [row] => Ok(row.clone()),
+            _ => Tensor::cat(&rows, 0),
+        }
     }
 
     /// Whether the logits row is finite (a broken file gives NaN).
@@ -343,63 +321,197 @@ impl Qwen2 {
     }
 }
 
-/// `[n, position + n]`: 1 where token `i` of the new ones may not see key
-/// `j` (a later token).
-fn causal_mask(n: usize, position: usize) -> Result<Tensor> {
-    let width = position + n;
-    let mask: Vec<u8> = (0..n)
-        .flat_map(|i| (0..width).map(move |j| u8::from(j > position + i)))
-        .collect();
-    Tensor::from_slice(&mask, (n, width), &Device::Cpu)
+/// One token's attention: `query` `[kv heads, heads per kv head, dim]`
+/// against the `keys` and `values` it may see, `[kv heads, seen, dim]`
+/// each; `[heads, dim]` in the query's head order. Its shapes depend on
+/// the token's position alone, so its result does too.
+fn attend(query: &Tensor, keys: &Tensor, values: &Tensor) -> Result<Tensor> {
+    let (kv_heads, repeat, dim) = query.dims3()?;
+    let scores = (query.matmul(&keys.t()?)? / (dim as f64).sqrt())?;
+    candle_nn::ops::softmax_last_dim(&scores)?
+        .matmul(values)?
+        .reshape((kv_heads * repeat, dim))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use candle_core::quantized::GgmlDType;
 
     #[test]
-    fn the_causal_mask_lets_each_new_token_see_the_held_ones_and_itself() {
-        let mask = causal_mask(2, 3).unwrap().to_vec2::<u8>().unwrap();
-        assert_eq!(mask, vec![vec![0, 0, 0, 0, 1], vec![0, 0, 0, 0, 0]]);
+    fn a_token_attends_alike_alone_or_in_a_chunk() {
+        // Two kv heads of three query heads each, 10 positions.
+        let cpu = Device::Cpu;
+        let (kv_heads, repeat, dim, len) = (2, 3, 64, 10);
+        let queries = Tensor::randn(0f32, 1.0, (kv_heads, repeat, len, dim), &cpu).unwrap();
+        let keys = Tensor::randn(0f32, 1.0, (kv_heads, len, dim), &cpu).unwrap();
+        let values = Tensor::randn(0f32, 1.0, (kv_heads, len, dim), &cpu).unwrap();
+        let alone = |i: usize| {
+            let query = queries.narrow(2, i, 1).unwrap().squeeze(2).unwrap();
+            attend(
+                &query,
+                &keys.narrow(1, 0, i + 1).unwrap(),
+                &values.narrow(1, 0, i + 1).unwrap(),
+            )
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
+        };
+        // The last token sees every key: a softmax over all of them, done
+        // by hand, agrees to rounding.
+        let last = alone(len - 1);
+        let by_hand: Vec<f32> = {
+            let q = queries
+                .narrow(2, len - 1, 1)
+                .unwrap()
+                .squeeze(2)
+                .unwrap()
+                .to_vec3::<f32>()
+                .unwrap();
+            let k = keys.to_vec3::<f32>().unwrap();
+            let v = values.to_vec3::<f32>().unwrap();
+            let mut out = Vec::new();
+            for h in 0..kv_heads {
+                for query in &q[h] {
+                    let s: Vec<f32> = (0..len)
+                        .map(|j| {
+                            (0..dim).map(|d| query[d] * k[h][j][d]).sum::<f32>()
+                                / (dim as f32).sqrt()
+                        })
+                        .collect();
+                    let top = s.iter().cloned().fold(f32::MIN, f32::max);
+                    let e: Vec<f32> = s.iter().map(|x| (x - top).exp()).collect();
+                    let total: f32 = e.iter().sum();
+                    out.extend(
+                        (0..dim).map(|d| (0..len).map(|j| e[j] / total * v[h][j][d]).sum::<f32>()),
+                    );
+                }
+            }
+            out
+        };
+        for (a, b) in last.iter().zip(&by_hand) {
+            assert!((a - b).abs() < 1e-4, "{a} against {b}");
+        }
+        // The same token's row, taken again after others: bit for bit.
+        for i in 0..len {
+            let first = alone(i);
+            let _ = alone((i + 3) % len);
+            assert_eq!(first, alone(i), "token {i}");
+        }
+    }
+
+    /// A two-layer qwen2 model of random weights (hidden 256, 4 heads over
+    /// 2 kv heads, a vocabulary of 64), in k-quant and Q8_0 formats as a
+    /// real file holds them, read back as the engine reads a file.
+    fn tiny_model() -> Qwen2 {
+        use gguf_file::Value;
+        let cpu = Device::Cpu;
+        let (hidden, ffn, vocab, kv) = (256, 512, 64, 128);
+        let random = |shape: (usize, usize), dtype: GgmlDType| {
+            let values = (Tensor::randn(0f32, 1.0, shape, &cpu).unwrap() * 0.1).unwrap();
+            QTensor::quantize(&values, dtype).unwrap()
+        };
+        let vector = |len: usize, value: f32| {
+            let values = (Tensor::randn(0f32, 0.1, len, &cpu).unwrap() + f64::from(value)).unwrap();
+            QTensor::quantize(&values, GgmlDType::F32).unwrap()
+        };
+        let mut tensors: Vec<(String, QTensor)> = vec![
+            (
+                "token_embd.weight".into(),
+                random((vocab, hidden), GgmlDType::Q6K),
+            ),
+            ("output_norm.weight".into(), vector(hidden, 1.0)),
+        ];
+        for i in 0..2 {
+            let parts = [
+                ("attn_q.weight", random((hidden, hidden), GgmlDType::Q4K)),
+                ("attn_k.weight", random((kv, hidden), GgmlDType::Q4K)),
+                ("attn_v.weight", random((kv, hidden), GgmlDType::Q6K)),
+                ("attn_q.bias", vector(hidden, 0.0)),
+                ("attn_k.bias", vector(kv, 0.0)),
+                ("attn_v.bias", vector(kv, 0.0)),
+                (
+                    "attn_output.weight",
+                    random((hidden, hidden), GgmlDType::Q4K),
+                ),
+                ("attn_norm.weight", vector(hidden, 1.0)),
+                ("ffn_gate.weight", random((ffn, hidden), GgmlDType::Q4K)),
+                ("ffn_up.weight", random((ffn, hidden), GgmlDType::Q4K)),
+                ("ffn_down.weight", random((hidden, ffn), GgmlDType::Q6K)),
+                ("ffn_norm.weight", vector(hidden, 1.0)),
+            ];
+            tensors.extend(
+                parts
+                    .into_iter()
+                    .map(|(name, t)| (format!("blk.{i}.{name}"), t)),
+            );
+        }
+        let metadata = [
+            ("general.architecture", Value::String("qwen2".into())),
+            ("qwen2.attention.head_count", Value::U32(4)),
+            ("qwen2.attention.head_count_kv", Value::U32(2)),
+            ("qwen2.embedding_length", Value::U32(hidden as u32)),
+            ("qwen2.block_count", Value::U32(2)),
+            ("qwen2.attention.layer_norm_rms_epsilon", Value::F32(1e-6)),
+            ("qwen2.rope.freq_base", Value::F32(10_000.0)),
+            ("qwen2.context_length", Value::U32(64)),
+        ];
+        let metadata: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (*k, v)).collect();
+        let tensors: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, t)| (k.as_str(), t)).collect();
+        let mut file = std::io::Cursor::new(Vec::new());
+        gguf_file::write(&mut file, &metadata, &tensors).unwrap();
+        file.set_position(0);
+        let content = gguf_file::Content::read(&mut file).unwrap();
+        Qwen2::load(&content, &mut file, 64).unwrap()
+    }
+
+    /// The logits after `tokens`, fed in pieces of the given sizes (each
+    /// piece one forward pass), beside `other`'s tokens in the same passes
+    /// when given.
+    fn logits(model: &Qwen2, tokens: &[u32], pieces: &[usize], other: Option<&[u32]>) -> Vec<f32> {
+        let mut kv = KvState::with_room(64);
+        let mut start = 0;
+        let mut last = None;
+        for &size in pieces {
+            let piece = &tokens[start..start + size];
+            start += size;
+            // The other sequence starts afresh in each pass.
+            let mut side = KvState::with_room(64);
+            let mut segments = vec![Segment {
+                tokens: piece,
+                kv: &mut kv,
+            }];
+            if let Some(other) = other {
+                segments.push(Segment {
+                    tokens: other,
+                    kv: &mut side,
+                });
+            }
+            let out = model.forward(&mut segments).unwrap();
+            last = Some(out.get(0).unwrap().to_vec1::<f32>().unwrap());
+        }
+        assert_eq!(start, tokens.len());
+        last.unwrap()
     }
 
     #[test]
-    fn weights_in_a_scalar_only_format_are_requantized_and_multiply_as_before() {
-        let cpu = Device::Cpu;
-        let values = Tensor::randn(0f32, 1.0, (64, 256), &cpu).unwrap();
-        let input = Tensor::randn(0f32, 1.0, (3, 256), &cpu).unwrap();
-        let q5 = || QTensor::quantize(&values, GgmlDType::Q5_0).unwrap();
-        let before = QMatMul::from_qtensor(q5())
-            .unwrap()
-            .forward(&input)
-            .unwrap();
-        let fast = matmul(q5()).unwrap();
-        let QMatMul::QTensor(weight) = &fast else {
-            panic!("a quantized product");
-        };
-        assert_eq!(weight.dtype(), GgmlDType::Q8_0);
-        let after = fast.forward(&input).unwrap();
-        let scale = before
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        let moved = (after - &before)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        assert!(moved <= 0.02 * scale, "moved {moved} of {scale}");
-        // A vectorised format is kept as it is.
-        let q4k = QTensor::quantize(&values, GgmlDType::Q4K).unwrap();
-        let QMatMul::QTensor(kept) = matmul(q4k).unwrap() else {
-            panic!("a quantized product");
-        };
-        assert_eq!(kept.dtype(), GgmlDType::Q4K);
+    fn a_prompt_gives_the_same_logits_bit_for_bit_in_any_chunks_and_any_batch() {
+        let model = tiny_model();
+        let tokens: Vec<u32> = (0..24).map(|i| (i * 7 + 3) % 64).collect();
+        let whole = logits(&model, &tokens, &[24], None);
+        assert!(whole.iter().all(|x| x.is_finite()));
+        for pieces in [&[16, 8][..], &[1; 24][..], &[5, 3, 16][..], &[23, 1][..]] {
+            assert_eq!(
+                logits(&model, &tokens, pieces, None),
+                whole,
+                "pieces {pieces:?}"
+            );
+        }
+        // Beside another sequence in the same passes (the engine's batch).
+        let other: Vec<u32> = vec![9, 8, 7, 6, 5];
+        assert_eq!(logits(&model, &tokens, &[16, 8], Some(&other)), whole);
+        assert_eq!(logits(&model, &tokens, &[1; 24], Some(&other[..1])), whole);
     }
 }

@@ -1,0 +1,159 @@
+//! Products by the model's quantized weights, on a vectorised kernel, with
+//! each row's result independent of the other rows of the pass.
+//!
+//! The second property is what makes a prompt's path repeatable. The
+//! engine stacks the new tokens of every active request into one product,
+//! so a row shares its pass with a varying number of others (a decode step
+//! of one request, of four, a prompt chunk of 64). candle 0.11 multiplies a
+//! single row of Q6_K weights on x86 with a compact dot product and several
+//! rows with repacked tiles, two kernels that round differently: the same
+//! token then got other logits when another request was decoding beside
+//! it, and at a sampling temperature above zero that moved the draws
+//! (EVALS.md section 44). A lone row of such a weight is multiplied as two
+//! (the row twice), so it takes the tiles' kernel as it would in company.
+
+use std::sync::Arc;
+
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{Device, Module, Tensor};
+
+use super::qwen2::Result;
+
+/// A product by one weight matrix.
+pub(super) struct Product {
+    weight: QMatMul,
+    /// Whether a lone row takes another kernel than several rows (see the
+    /// module).
+    lone_row_kernel: bool,
+}
+
+impl Product {
+    /// The product by `weight`, requantized first when candle has only a
+    /// scalar kernel for its format ([`slow_kernel`]).
+    pub(super) fn new(weight: QTensor) -> Result<Self> {
+        let weight = if slow_kernel(weight.dtype()) {
+            requantize(&weight)?
+        } else {
+            weight
+        };
+        let lone_row_kernel = lone_row_kernel(weight.dtype());
+        Ok(Self {
+            weight: QMatMul::from_qtensor(weight)?,
+            lone_row_kernel,
+        })
+    }
+
+    /// The product by a weight shared with another use (tied embeddings:
+    /// the output projection is the embedding table), copied only when it
+    /// must be requantized.
+    pub(super) fn shared(weight: &Arc<QTensor>) -> Result<Self> {
+        if slow_kernel(weight.dtype()) {
+            return Self::new(requantize(weight)?);
+        }
+        Ok(Self {
+            weight: QMatMul::from_arc(Arc::clone(weight))?,
+            lone_row_kernel: lone_row_kernel(weight.dtype()),
+        })
+    }
+
+    /// `x` (`[rows, in]`) times the weight: `[rows, out]`.
+    pub(super) fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if self.lone_row_kernel && x.dim(0)? == 1 {
+            let twice = Tensor::cat(&[x, x], 0)?;
+            return self.weight.forward(&twice)?.narrow(0, 0, 1);
+        }
+        self.weight.forward(x)
+    }
+}
+
+/// Whether candle multiplies by weights of `dtype` without SIMD on the
+/// CPU: its legacy 4- and 5-bit formats with an offset or a fifth bit
+/// (Q4_1, Q5_0, Q5_1) have only scalar dot products, an order of magnitude
+/// slower than its vectorised Q4_0, Q8_0 and k-quant kernels. (Qwen's own
+/// 0.5B Q4_K_M file stores most of its weights as Q5_0.)
+fn slow_kernel(dtype: GgmlDType) -> bool {
+    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1)
+}
+
+/// Whether candle takes another kernel for one row of `dtype` than for
+/// several (x86: Q6_K's compact dot product against its repacked tiles).
+fn lone_row_kernel(dtype: GgmlDType) -> bool {
+    cfg!(target_arch = "x86_64") && dtype == GgmlDType::Q6K
+}
+
+/// `weight` in Q8_0 (8-bit values in blocks of 32, each block with its own
+/// scale: finer than the 4 or 5 bits it came from, so the products move
+/// only by that rounding), once at load.
+fn requantize(weight: &QTensor) -> Result<QTensor> {
+    let values = weight.dequantize(&Device::Cpu)?;
+    QTensor::quantize(&values, GgmlDType::Q8_0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(t: &Tensor) -> Vec<Vec<f32>> {
+        t.to_vec2::<f32>().unwrap()
+    }
+
+    #[test]
+    fn a_row_s_product_is_the_same_alone_or_among_others() {
+        let cpu = Device::Cpu;
+        let values = Tensor::randn(0f32, 1.0, (64, 256), &cpu).unwrap();
+        let input = Tensor::randn(0f32, 1.0, (5, 256), &cpu).unwrap();
+        for dtype in [
+            GgmlDType::Q4K,
+            GgmlDType::Q6K,
+            GgmlDType::Q8_0,
+            GgmlDType::Q5_0,
+        ] {
+            let product = Product::new(QTensor::quantize(&values, dtype).unwrap()).unwrap();
+            let together = rows(&product.forward(&input).unwrap());
+            for (i, row) in together.iter().enumerate() {
+                let alone = product.forward(&input.narrow(0, i, 1).unwrap()).unwrap();
+                assert_eq!(&rows(&alone)[0], row, "{dtype:?} row {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn weights_in_a_scalar_only_format_are_requantized_and_multiply_as_before() {
+        let cpu = Device::Cpu;
+        let values = Tensor::randn(0f32, 1.0, (64, 256), &cpu).unwrap();
+        let input = Tensor::randn(0f32, 1.0, (3, 256), &cpu).unwrap();
+        let q5 = || QTensor::quantize(&values, GgmlDType::Q5_0).unwrap();
+        let before = QMatMul::from_qtensor(q5())
+            .unwrap()
+            .forward(&input)
+            .unwrap();
+        let fast = Product::new(q5()).unwrap();
+        let QMatMul::QTensor(weight) = &fast.weight else {
+            panic!("a quantized product");
+        };
+        assert_eq!(weight.dtype(), GgmlDType::Q8_0);
+        let after = fast.forward(&input).unwrap();
+        let scale = before
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        let moved = (after - &before)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        assert!(moved <= 0.02 * scale, "moved {moved} of {scale}");
+        // A vectorised format is kept as it is.
+        let q4k = QTensor::quantize(&values, GgmlDType::Q4K).unwrap();
+        let QMatMul::QTensor(kept) = &Product::new(q4k).unwrap().weight else {
+            panic!("a quantized product");
+        };
+        assert_eq!(kept.dtype(), GgmlDType::Q4K);
+    }
+}
