@@ -24,6 +24,7 @@
 //! (jump-forward), as on llama.cpp; [`NativeConfig::grammar`] and
 //! [`NativeConfig::jump_forward`] turn them off.
 
+mod attention;
 mod constraint;
 mod engine;
 mod kept;
@@ -49,10 +50,12 @@ use self::tokenizer::ChatTokenizer;
 use hermes_core::llm::prefix_cache::PrefixCache;
 use hermes_core::llm::{ChatRequest, ChatResponse, Llm, LlmError};
 
-/// The engine's name in its kept-state files: `candle2` since its
-/// products and attention became row-invariant (EVALS.md section 44), so a
-/// state an older build kept, whose last bits differ, is not loaded.
-const KEPT_ENGINE: &str = "candle2";
+/// The engine's name in its kept-state files, changed whenever the
+/// engine's numerics change, so that a state an older build kept, whose
+/// last bits differ, is not loaded: `candle2` when its products and
+/// attention became row-invariant (EVALS.md section 44), `candle3` when
+/// its attention became a kernel of its own (`attention.rs`).
+const KEPT_ENGINE: &str = "candle3";
 
 /// Conversations whose state is kept for prefix reuse by default (each
 /// holds about 56 KB per token for a 1.5B model).

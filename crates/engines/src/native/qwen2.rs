@@ -19,6 +19,7 @@ use candle_core::quantized::{gguf_file, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor, D};
 use candle_transformers::quantized_nn::RmsNorm;
 
+use super::attention;
 pub(super) use super::kv::KvState;
 use super::product::Product;
 
@@ -266,14 +267,14 @@ impl Qwen2 {
     /// against everything its state holds plus its new keys, which are
     /// appended to the state. `q`, `k`, `v` are `[tokens, heads × dim]`.
     ///
-    /// Each new token attends on its own ([`attend`]), with the same
-    /// shapes as when it is decoded alone: a token's output is then the
-    /// same, bit for bit, whether it came in a chunk of 64, of 16, alone, or
-    /// after a cached prefix. Batched products over all the chunk's
-    /// queries at once round differently with the chunk's size, and at a
-    /// sampling temperature above zero those last bits moved which token
-    /// was drawn, so the same prompt took another path from run to run
-    /// (EVALS.md section 44).
+    /// Each new token attends row by row in one fixed order
+    /// ([`attention::attend`]): a token's output is then the same, bit for
+    /// bit, whether it came in a chunk of 64, of 16, alone, or after a
+    /// cached prefix. Batched products over all the chunk's queries at
+    /// once round differently with the chunk's size, and at a sampling
+    /// temperature above zero those last bits moved which token was drawn,
+    /// so the same prompt took another path from run to run (EVALS.md
+    /// section 44).
     fn attention(
         &self,
         index: usize,
@@ -293,23 +294,7 @@ impl Qwen2 {
         let k = candle_nn::rotary_emb::rope(&heads(k, self.n_kv_head)?, &cos, &sin)?;
         let v = heads(v, self.n_kv_head)?;
         let (k, v) = kv.append(index, &k, &v)?;
-        // Views of the buffers: the products read them with their strides.
-        let (k, v) = (k.squeeze(0)?, v.squeeze(0)?);
-        let repeat = self.n_head / self.n_kv_head;
-        let rows = (0..n)
-            .map(|i| {
-                let query = q
-                    .narrow(2, i, 1)?
-                    .reshape((self.n_kv_head, repeat, self.head_dim))?;
-                let seen = position + i + 1;
-                attend(&query, &k.narrow(1, 0, seen)?, &v.narrow(1, 0, seen)?)?
-                    .reshape((1, self.hidden))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        match rows.as_slice() {
-            [row] => Ok(row.clone()),
-            _ => Tensor::cat(&rows, 0),
-        }
+        attention::attend(&q, &k, &v, position)
     }
 
     /// Whether the logits row is finite (a broken file gives NaN).
@@ -321,90 +306,11 @@ impl Qwen2 {
     }
 }
 
-/// One token's attention: `query` `[kv heads, heads per kv head, dim]`
-/// against the `keys` and `values` it may see, `[kv heads, seen, dim]`
-/// each; `[heads, dim]` in the query's head order. Its shapes depend on
-/// the token's position alone, so its result does too.
-fn attend(query: &Tensor, keys: &Tensor, values: &Tensor) -> Result<Tensor> {
-    let (kv_heads, repeat, dim) = query.dims3()?;
-    let scores = (query.matmul(&keys.t()?)? / (dim as f64).sqrt())?;
-    candle_nn::ops::softmax_last_dim(&scores)?
-        .matmul(values)?
-        .reshape((kv_heads * repeat, dim))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use candle_core::quantized::GgmlDType;
 
-    #[test]
-    fn a_token_attends_alike_alone_or_in_a_chunk() {
-        // Two kv heads of three query heads each, 10 positions.
-        let cpu = Device::Cpu;
-        let (kv_heads, repeat, dim, len) = (2, 3, 64, 10);
-        let queries = Tensor::randn(0f32, 1.0, (kv_heads, repeat, len, dim), &cpu).unwrap();
-        let keys = Tensor::randn(0f32, 1.0, (kv_heads, len, dim), &cpu).unwrap();
-        let values = Tensor::randn(0f32, 1.0, (kv_heads, len, dim), &cpu).unwrap();
-        let alone = |i: usize| {
-            let query = queries.narrow(2, i, 1).unwrap().squeeze(2).unwrap();
-            attend(
-                &query,
-                &keys.narrow(1, 0, i + 1).unwrap(),
-                &values.narrow(1, 0, i + 1).unwrap(),
-            )
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap()
-        };
-        // The last token sees every key: a softmax over all of them, done
-        // by hand, agrees to rounding.
-        let last = alone(len - 1);
-        let by_hand: Vec<f32> = {
-            let q = queries
-                .narrow(2, len - 1, 1)
-                .unwrap()
-                .squeeze(2)
-                .unwrap()
-                .to_vec3::<f32>()
-                .unwrap();
-            let k = keys.to_vec3::<f32>().unwrap();
-            let v = values.to_vec3::<f32>().unwrap();
-            let mut out = Vec::new();
-            for h in 0..kv_heads {
-                for query in &q[h] {
-                    let s: Vec<f32> = (0..len)
-                        .map(|j| {
-                            (0..dim).map(|d| query[d] * k[h][j][d]).sum::<f32>()
-                                / (dim as f32).sqrt()
-                        })
-                        .collect();
-                    let top = s.iter().cloned().fold(f32::MIN, f32::max);
-                    let e: Vec<f32> = s.iter().map(|x| (x - top).exp()).collect();
-                    let total: f32 = e.iter().sum();
-                    out.extend(
-                        (0..dim).map(|d| (0..len).map(|j| e[j] / total * v[h][j][d]).sum::<f32>()),
-                    );
-                }
-            }
-            out
-        };
-        for (a, b) in last.iter().zip(&by_hand) {
-            assert!((a - b).abs() < 1e-4, "{a} against {b}");
-        }
-        // The same token's row, taken again after others: bit for bit.
-        for i in 0..len {
-            let first = alone(i);
-            let _ = alone((i + 3) % len);
-            assert_eq!(first, alone(i), "token {i}");
-        }
-    }
-
-    /// A two-layer qwen2 model of random weights (hidden 256, 4 heads over
-    /// 2 kv heads, a vocabulary of 64), in k-quant and Q8_0 formats as a
-    /// real file holds them, read back as the engine reads a file.
     fn tiny_model() -> Qwen2 {
         use gguf_file::Value;
         let cpu = Device::Cpu;
