@@ -45,6 +45,7 @@ pub mod finish_check;
 pub mod goal_files;
 pub mod goal_folders;
 pub mod input_preview;
+pub mod inputs_check;
 pub mod instructions_file;
 pub mod label_check;
 pub mod observation_text;
@@ -319,6 +320,7 @@ pub static ALL: &[&dyn Steer] = &[
     &read_check::ReadCheck,
     &label_check::LabelCheck,
     &condition_check::ConditionCheck,
+    &inputs_check::InputsCheck,
     &compute_check::ComputeCheck,
     &worked_example::WorkedExample,
 ];
