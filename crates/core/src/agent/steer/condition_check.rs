@@ -239,7 +239,7 @@ pub fn note(missing: &[String], files: &[&str]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::json;
 
     use super::*;
@@ -310,7 +310,8 @@ mod tests {
         );
     }
 
-    fn run_code(code: &str) -> Decision {
+    /// A `run_code` decision of Python `code` (shared by the code checks' tests).
+    pub(crate) fn run_code(code: &str) -> Decision {
         Decision {
             thought: String::new(),
             action: crate::decision::Action {

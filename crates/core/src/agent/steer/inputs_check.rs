@@ -23,6 +23,7 @@
 
 use serde_json::Value;
 
+use super::goal_files::base_name;
 use super::{quoted_names, Gate, Steer, SteerContext};
 use crate::decision::Decision;
 use crate::tools::ToolEffect;
@@ -107,11 +108,6 @@ fn is_data(name: &str) -> bool {
         .is_some_and(|(_, ext)| DATA_EXTENSIONS.iter().any(|d| ext.eq_ignore_ascii_case(d)))
 }
 
-/// The last path segment of `name` (what code opening it must contain).
-fn base_name(name: &str) -> &str {
-    name.rsplit('/').next().unwrap_or(name)
-}
-
 /// The observation of code that reads `read` and leaves out `unread`.
 pub fn note(read: &[String], unread: &[String]) -> String {
     let all: Vec<String> = read.iter().chain(unread).cloned().collect();
@@ -124,9 +120,8 @@ pub fn note(read: &[String], unread: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+    use crate::agent::steer::condition_check::tests::run_code;
     use crate::agent::steer::GoalFiles;
     use crate::journal::JournalEntry;
     use crate::tools::ToolStatus;
@@ -172,18 +167,6 @@ mod tests {
             text.contains("are `a.csv`, `b.csv`, `c.csv`, and this program reads only `a.csv`"),
             "{text}"
         );
-    }
-
-    fn run_code(code: &str) -> Decision {
-        Decision {
-            thought: String::new(),
-            action: crate::decision::Action {
-                name: "run_code".into(),
-                args: json!({"language": "python", "code": code}),
-            },
-            result: None,
-            repaired: false,
-        }
     }
 
     #[test]
