@@ -25,6 +25,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::goal_files::base_name;
 use super::{Gate, Steer, SteerContext};
 use crate::decision::Decision;
 use crate::tools::ToolEffect;
@@ -101,11 +102,6 @@ impl Steer for ConditionCheck {
     fn narrow(&self, cx: &SteerContext<'_>) -> Option<Vec<String>> {
         super::code_after_note(cx, NAME)
     }
-}
-
-/// The last path segment of `name` (what code opening it must contain).
-fn base_name(name: &str) -> &str {
-    name.rsplit('/').next().unwrap_or(name)
 }
 
 /// The values of the input files, lower-cased.
