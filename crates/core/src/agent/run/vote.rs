@@ -187,8 +187,17 @@ impl Count {
     fn of<T>(own: &str, outcomes: &[(u32, T, String)]) -> Self {
         // (outcome, answers, index of its first draw)
         let mut seen: Vec<(&str, u32, usize)> = vec![(own, 1, usize::MAX)];
+        let own_value = OneValue::of(own);
         for (i, (_, _, outcome)) in outcomes.iter().enumerate() {
-            match seen.iter_mut().find(|(o, _, _)| o == outcome) {
+            // A draw that shows the model's one value in other words votes
+            // with the model; draws among themselves compare as text.
+            let with_own = own_value.is_some() && OneValue::of(outcome) == own_value;
+            let found = if with_own {
+                Some(&mut seen[0])
+            } else {
+                seen.iter_mut().find(|(o, _, _)| o == outcome)
+            };
+            match found {
                 Some(found) => found.1 += 1,
                 None => seen.push((outcome, 1, i)),
             }
@@ -224,6 +233,78 @@ impl Count {
         order.sort_by_key(|&group| (group != chosen, std::cmp::Reverse(self.tally[group])));
         order
     }
+}
+
+/// An outcome that shows one value: the files it wrote (paths, in order)
+/// and the one number its printout and files hold, however often and in
+/// whatever words (`44.1`, `Total: 44.1 km`). A draw whose outcome shows
+/// the same one value as the model's, in files of the same names, votes
+/// with the model's: the vote counts what the programs computed, not how
+/// they worded it, and the model's program keeps its words. (Only with
+/// the model's: two draws that word one value two ways and so together
+/// outvote the model would put a draw's words in place of the model's,
+/// `600.0` for `600`, EVALS.md section 46.)
+#[derive(Debug, Clone, PartialEq)]
+struct OneValue {
+    /// The paths of the files written.
+    files: Vec<String>,
+    /// The number.
+    number: f64,
+}
+
+impl OneValue {
+    /// `outcome`'s one value ([`outcome`]'s text: what was printed, then
+    /// `\n\0PATH\0TEXT` per file), or `None`.
+    fn of(outcome: &str) -> Option<Self> {
+        let mut files = Vec::new();
+        let mut number: Option<f64> = None;
+        for (i, part) in outcome.split('\u{0}').enumerate() {
+            if i % 2 == 1 {
+                files.push(part.to_string());
+                continue;
+            }
+            for found in numbers(part) {
+                match number {
+                    Some(n) if n != found => return None,
+                    _ => number = Some(found),
+                }
+            }
+        }
+        number.map(|number| Self { files, number })
+    }
+}
+
+/// The numbers written in `text` (`-7`, `44.1`, `3`), left to right; a
+/// minus sign counts only where no letter or digit comes before it.
+fn numbers(text: &str) -> impl Iterator<Item = f64> + '_ {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            let start = at;
+            if !bytes[at].is_ascii_digit() {
+                at += 1;
+                continue;
+            }
+            while at < bytes.len() && bytes[at].is_ascii_digit() {
+                at += 1;
+            }
+            if at + 1 < bytes.len() && bytes[at] == b'.' && bytes[at + 1].is_ascii_digit() {
+                at += 1;
+                while at < bytes.len() && bytes[at].is_ascii_digit() {
+                    at += 1;
+                }
+            }
+            let signed = start > 0
+                && bytes[start - 1] == b'-'
+                && (start < 2 || !bytes[start - 2].is_ascii_alphanumeric());
+            let from = if signed { start - 1 } else { start };
+            if let Ok(n) = text[from..at].parse() {
+                return Some(n);
+            }
+        }
+        None
+    })
 }
 
 /// The model's own call and its outcome, shortened, for the journal.
@@ -450,6 +531,49 @@ mod tests {
         // The larger of two drawn outcomes wins, the first on a tie.
         let count = Count::of("7", &drawn(&["1", "2", "2", "1", "2"]));
         assert_eq!((count.tally, count.winner), (vec![1, 2, 3], Some(1)));
+    }
+
+    #[test]
+    fn draws_that_show_the_models_one_value_vote_with_it() {
+        let file = |text: &str| format!("\n\u{0}total_km.txt\u{0}{text}");
+        let own = format!("44.1{}", file("44.1"));
+        // Two draws word the same number otherwise: they vote with the
+        // model, whose program keeps its words.
+        let worded = file("Total distance in km: 44.1 km");
+        let count = Count::of(&own, &drawn(&["40.0", &worded, &worded]));
+        assert_eq!((count.tally, count.winner), (vec![3, 1], None));
+        // Another number, another file, or several numbers: compared as text.
+        let count = Count::of(&own, &drawn(&[&file("Total: 45.0"), &file("Total: 45.0")]));
+        assert_eq!((count.tally, count.winner), (vec![1, 2], Some(0)));
+        let elsewhere = "\n\u{0}km.txt\u{0}44.1".to_string();
+        assert_eq!(
+            Count::of(&own, &drawn(&[&elsewhere, &elsewhere])).tally,
+            [1, 2]
+        );
+        let two = Count::of("a 3\nb 2", &drawn(&["c 3\nd 2", "c 3\nd 2"]));
+        assert_eq!(two.tally, [1, 2]);
+        // Draws that word one value two ways do not count together: only
+        // the model's value gathers other words.
+        let count = Count::of("7", &drawn(&["Total: 5", "5 items"]));
+        assert_eq!((count.tally, count.winner), (vec![1, 1, 1], None));
+        let file = |text: &str| format!("\n\u{0}answer.txt\u{0}{text}");
+        let count = Count::of("600", &drawn(&["600", &file("600.0"), &file("600")]));
+        assert_eq!((count.tally, count.winner), (vec![2, 1, 1], None));
+    }
+
+    #[test]
+    fn numbers_are_read_with_their_sign_and_decimals() {
+        let found: Vec<f64> = numbers("-7 and 44.10 km, x-3, 2024-03-04, v1.").collect();
+        assert_eq!(found, [-7.0, 44.1, 3.0, 2024.0, 3.0, 4.0, 1.0]);
+        assert_eq!(
+            OneValue::of("Total: 649.79").map(|v| v.number),
+            Some(649.79)
+        );
+        assert_eq!(OneValue::of("3 of 4"), None);
+        assert_eq!(OneValue::of("no number"), None);
+        // A file's path is not its text.
+        let one = OneValue::of("\n\u{0}q1.txt\u{0}8").unwrap();
+        assert_eq!((one.files, one.number), (vec!["q1.txt".to_string()], 8.0));
     }
 
     #[test]

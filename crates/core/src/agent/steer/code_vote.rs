@@ -3,6 +3,12 @@
 //! draws agree on an outcome, and no fewer answers agree with the model's,
 //! the first that gave it acts in the model's place.
 //!
+//! A draw whose outcome shows the one number the model's shows, in files
+//! of the same names, votes with the model's however it words it (`44.1`
+//! and `Total distance in km: 44.1 km`): the vote is over what the
+//! programs computed, and the model's program keeps its words (EVALS.md,
+//! section 46).
+//!
 //! Why: in the dev suite's journals (EVALS.md, section 35) most failed
 //! runs that ran code ran a program that *succeeded* and computed the
 //! wrong thing: it counted every row where the goal asked for one kind,
