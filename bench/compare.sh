@@ -4,7 +4,9 @@
 # starts `hermes bench serve`, runs `hermes bench http --base-url`, the rig and AutoAgents
 # agents and the LangGraph peer (bench/peer/langgraph_agent.py) against it at CONCURRENCY
 # tasks at once, and prints one table (a column per framework) and the ratios of Hermes
-# against each peer.
+# against each peer. Every client's memory is also sampled from outside, the same way for
+# each (bench/peer/peak_memory.py: peak VmRSS and peak RssAnon from /proc every 10 ms), so the
+# table shows what each framework allocates apart from the pages of its own binary.
 #
 #   bench/compare.sh                      # 50 at once; 2000 Hermes, 1000 rig/AutoAgents, 200 LangGraph tasks
 #   CONCURRENCY=1 bench/compare.sh        # one task at a time
@@ -108,7 +110,9 @@ run_peer() {
     echo "running $name ($what)"
     local rc=0 limit=()
     command -v timeout >/dev/null && limit=(timeout "$peer_timeout")
-    ${limit[@]+"${limit[@]}"} "$@" >"$out/$name.out" 2>"$out/$name.log" || rc=$?
+    local sample=()
+    [ "$workload" = loop ] && sample=(python3 "$root/bench/peer/peak_memory.py" "$out/$name.mem" --)
+    ${limit[@]+"${limit[@]}"} ${sample[@]+"${sample[@]}"} "$@" >"$out/$name.out" 2>"$out/$name.log" || rc=$?
     if [ "$rc" -ne 0 ] && { [ "$workload" = loop ] || [ ! -s "$out/$name.out" ]; }; then
         local why
         why="$(tail -n 1 "$out/$name.log")"
@@ -144,7 +148,8 @@ if [ "$workload" = plan ]; then
 fi
 echo "scripted server: $url ($rounds rounds per task, $concurrency tasks at once)"
 
-"$hermes" bench http --base-url "$url" --tasks "$hermes_tasks" --concurrency "$concurrency" \
+python3 "$root/bench/peer/peak_memory.py" "$out/hermes.mem" -- \
+    "$hermes" bench http --base-url "$url" --tasks "$hermes_tasks" --concurrency "$concurrency" \
     --rounds "$rounds" --json | tail -n 1 >"$out/hermes.json"
 
 for peer in rig autoagents; do
@@ -170,14 +175,23 @@ columns = ["hermes"] + [k for k in ("rig", "autoagents", "langgraph") if k in wa
 
 
 def load(key):
-    """The column's figures, or why it has none."""
+    """The column's figures, or why it has none; with the memory that
+    bench/peer/peak_memory.py sampled from outside (the same way for every
+    column) as `sampled_rss_mib` and `sampled_anon_mib` when it ran."""
     err = out / f"{key}.err"
     if err.exists():
         return None, err.read_text().strip()
     try:
-        return json.loads((out / f"{key}.json").read_text()), None
+        d = json.loads((out / f"{key}.json").read_text())
     except (OSError, ValueError) as e:
         return None, f"no figures ({e.__class__.__name__})"
+    try:
+        mem = json.loads((out / f"{key}.mem").read_text())
+        d["sampled_rss_mib"] = mem["peak_rss_kib"] / 1024
+        d["sampled_anon_mib"] = mem["peak_anon_kib"] / 1024
+    except (OSError, ValueError, KeyError):
+        pass
+    return d, None
 
 
 data = {k: load(k) for k in columns}
@@ -218,6 +232,9 @@ rows = [
     ("client CPU per round", lambda k: cell(k, lambda d: f"{d['cpu_per_round_us']:,.0f} us")),
     ("round p50 / p99", lambda k: cell(k, lambda d: f"{d['latency_p50_ms']:.2f} / {d['latency_p99_ms']:.2f} ms")),
     ("peak RSS", lambda k: cell(k, lambda d: f"{d['peak_rss_mib']:.1f} MiB")),
+    # Sampled from outside every 10 ms: all of it, and the anonymous part
+    # (heap and stacks, without the program's own mapped binary).
+    ("peak RSS / anonymous", lambda k: cell(k, lambda d: f"{d['sampled_rss_mib']:.1f} / {d['sampled_anon_mib']:.1f} MiB")),
     ("limits", lambda k: cell(k, lambda d: shorten(limits(d)))),
 ]
 print(f"{'':22}" + "".join(f" {names[k]:>{width}}" for k in columns))
@@ -248,6 +265,11 @@ for k in columns[1:]:
         f"Hermes vs {peer}: rounds/s Hermes / {peer} = {ratio(h['rounds_per_sec'], d['rounds_per_sec'])}, "
         f"CPU per round {peer} / Hermes = {ratio(d['cpu_per_round_us'], h['cpu_per_round_us'])}, "
         f"peak RSS {peer} / Hermes = {ratio(d['peak_rss_mib'], h['peak_rss_mib'])}"
+        + (
+            f", peak anonymous memory {peer} / Hermes = {ratio(d['sampled_anon_mib'], h['sampled_anon_mib'])}"
+            if "sampled_anon_mib" in d and "sampled_anon_mib" in h
+            else ""
+        )
     )
 print("json:", json.dumps({k: data[k][0] if data[k][0] is not None else {"error": data[k][1]} for k in columns}))
 PY

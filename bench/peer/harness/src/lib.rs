@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::Serialize;
-use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 /// Files in the workspace.
 pub const FILES: usize = 4;
@@ -252,33 +252,38 @@ pub struct Peer<'a> {
     pub latency_note: &'a str,
 }
 
-/// Runs `args.tasks` tasks made by `task`, `args.concurrency` at a time,
-/// and prints the report; returns the exit code.
+/// Runs `args.tasks` tasks made by `task`, `args.concurrency` at a time
+/// (each made when a slot frees, as Hermes' bench does), and prints the
+/// report; returns the exit code.
 pub async fn measure<F, Fut>(args: &Args, peer: &Peer<'_>, task: F) -> i32
 where
     F: Fn() -> Fut,
     Fut: Future<Output = TaskResult> + Send + 'static,
 {
-    let gate = Arc::new(Semaphore::new(args.concurrency));
     let (cpu_before, _) = rusage();
     let started = Instant::now();
-    let mut handles = Vec::with_capacity(args.tasks);
-    for _ in 0..args.tasks {
-        let gate = Arc::clone(&gate);
-        let run = task();
-        handles.push(tokio::spawn(async move {
-            let _permit = gate.acquire_owned().await;
-            run.await
-        }));
-    }
-    let mut results = Vec::with_capacity(args.tasks);
-    for handle in handles {
-        results.push(handle.await.unwrap_or_else(|e| TaskResult {
+    // At most `concurrency` tasks exist at once: a task is made when one
+    // ends, so no framework's memory holds the tasks still waiting.
+    let joined = |outcome: Result<TaskResult, tokio::task::JoinError>| {
+        outcome.unwrap_or_else(|e| TaskResult {
             rounds: 0,
             finished: false,
             latencies_ms: Vec::new(),
             error: Some(format!("task panicked: {e}")),
-        }));
+        })
+    };
+    let mut running = JoinSet::new();
+    let mut results = Vec::with_capacity(args.tasks);
+    for _ in 0..args.tasks {
+        if running.len() >= args.concurrency.max(1) {
+            if let Some(outcome) = running.join_next().await {
+                results.push(joined(outcome));
+            }
+        }
+        running.spawn(task());
+    }
+    while let Some(outcome) = running.join_next().await {
+        results.push(joined(outcome));
     }
     let seconds = started.elapsed().as_secs_f64();
     let (cpu_after, maxrss_kib) = rusage();

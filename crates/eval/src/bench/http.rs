@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 use super::loops::{per_second, percentile};
 use super::process::{self, RssSampler};
@@ -128,24 +128,30 @@ impl HttpBench {
         let server_cpu_before = cpu_of(&server).await;
         let cpu_before = process::cpu_time();
         let started = Instant::now();
-        let gate = Arc::new(Semaphore::new(self.concurrency.max(1)));
-        let mut tasks = Vec::with_capacity(self.tasks);
-        for _ in 0..self.tasks {
-            let (gate, agent) = (Arc::clone(&gate), agent.clone());
-            tasks.push(tokio::spawn(async move {
-                let _permit = gate.acquire_owned().await.ok()?;
-                Some(run_task(agent).await)
-            }));
-        }
+        // At most `concurrency` tasks exist at once: the next one starts
+        // when one ends, so the memory measured is the loops', not that of
+        // tasks waiting their turn (the peers' harness does the same).
+        let mut running = JoinSet::new();
         let mut finished = 0;
         let mut rounds = 0u64;
-        let mut latencies = Vec::new();
-        for task in tasks {
-            if let Ok(Some(task)) = task.await {
+        let mut latencies = Vec::with_capacity(self.tasks * self.rounds as usize);
+        let mut count = |task: Result<TaskRun, tokio::task::JoinError>| {
+            if let Ok(task) = task {
                 finished += usize::from(task.status == StopStatus::Finished);
                 rounds += u64::from(task.rounds);
                 latencies.extend(task.latencies_ms);
             }
+        };
+        for _ in 0..self.tasks {
+            if running.len() >= self.concurrency.max(1) {
+                if let Some(task) = running.join_next().await {
+                    count(task);
+                }
+            }
+            running.spawn(run_task(agent.clone()));
+        }
+        while let Some(task) = running.join_next().await {
+            count(task);
         }
         let seconds = started.elapsed().as_secs_f64();
         let cpu = process::cpu_time().saturating_sub(cpu_before);
