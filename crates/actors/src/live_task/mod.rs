@@ -7,9 +7,11 @@
 //! belongs to and does nothing else; as tokio's mini-redis splits its
 //! `Listener` from each connection's `Handler`, the planner is the listener
 //! and this is the handler. Model calls run off the mailbox through
-//! [`ask_then_tell`]; their answers come back as events.
+//! [`ask_then_tell`]; their answers come back as events. A failed subtask's
+//! replan is `replan.rs`, the deadline `deadline.rs`, executors
+//! `executors.rs`, the budget `budget.rs` and the report `ending.rs`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,21 +23,22 @@ use tracing::Span;
 mod budget;
 
 use budget::{budgeted, watch_budget};
+mod deadline;
 mod ending;
 mod executors;
+mod replan;
 
 use super::config::PlannerConfig;
-use super::dag::{AfterFailure, Dag};
+use super::dag::Dag;
 use super::events::PlanEvent;
 use super::executor::TaskJournals;
 use super::messages::{ExecutorMsg, PlannerMsg, Resume, TaskEvent, TaskId, TaskRequest};
 use super::model_call::ask_then_tell;
-use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask, ReplanContext};
+use super::plan::{self, AnswerError, Asked, IdRules, PlanError, PlannedSubtask};
 use super::report::TaskReport;
 use hermes_core::agent::{Outcome, StopStatus};
 use hermes_core::journal::JournalEntry;
 use hermes_core::llm::budget::Budget;
-use hermes_core::llm::Usage;
 use hermes_core::telemetry;
 use hermes_core::text::clip;
 
@@ -250,24 +253,6 @@ impl LiveTask {
         }
     }
 
-    fn on_subtask_failed(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
-        let reason = match outcome.status {
-            StopStatus::Error => format!("error: {}", outcome.error.unwrap_or_default()),
-            StopStatus::Incomplete => format!(
-                "finished without writing {} after {} round(s)",
-                outcome.missing.join(", "),
-                outcome.rounds
-            ),
-            other => format!(
-                "stopped by the {} guard after {} round(s)",
-                other.as_str(),
-                outcome.rounds
-            ),
-        };
-        let progress = format!("{reason}\n{}", outcome.progress);
-        self.fail_subtask(cx, id, outcome.rounds, progress, outcome.usage);
-    }
-
     fn on_subtask_cancelled(&mut self, cx: &mut Cx<'_>, id: &str, outcome: Outcome) {
         self.close_subtask_span(id, Some("cancelled by the task deadline"));
         let progress = format!(
@@ -279,75 +264,6 @@ impl LiveTask {
         }
     }
 
-    /// An executor crashed: restart it once from its journal; a second
-    /// crash is a failed subtask.
-    pub async fn on_crashed(&mut self, cx: &mut Cx<'_>, actor: ActorId, error: String) {
-        let Some(id) = self
-            .executors
-            .iter()
-            .find(|(_, r)| r.actor.get_id() == actor)
-            .map(|(id, _)| id.clone())
-        else {
-            return;
-        };
-        if let Some(lost) = self.executors.remove(&id) {
-            // Whatever is left of its loop must stop with it.
-            lost.cancel.cancel();
-        }
-        let history = self.history(&id);
-        let Some(spec) = self.dag.slot(&id).map(|s| s.spec.clone()) else {
-            return;
-        };
-        if let Some(span) = self.subtask_spans.get(&id) {
-            let crash = tracing::info_span!(parent: span, "executor.crash", hermes.subtask_id = %id, hermes.after_round = history.len() as i64);
-            telemetry::set_error(&crash, error.clone());
-        }
-        if self.dag.timed_out {
-            let outcome = self.journal_outcome(&spec, StopStatus::Cancelled, Some(error));
-            self.on_subtask_cancelled(cx, &id, outcome);
-        } else if self.dag.restart(&id) {
-            cx.emit(PlanEvent::Restarted {
-                id: id.clone(),
-                after_round: history.len(),
-            });
-            self.spawn_executor(cx, spec, history).await;
-        } else {
-            let outcome = self.journal_outcome(&spec, StopStatus::Error, Some(error.clone()));
-            let progress = format!(
-                "crashed again after a restart: {error}\n{}",
-                outcome.progress
-            );
-            self.fail_subtask(cx, &id, outcome.rounds, progress, outcome.usage);
-        }
-        self.advance(cx).await;
-    }
-
-    async fn on_replanned(
-        &mut self,
-        cx: &mut Cx<'_>,
-        failed: &str,
-        plan: Asked<Vec<PlannedSubtask>, PlanError>,
-    ) {
-        self.dag.usage += plan.usage;
-        self.dag.planner_usage += plan.usage;
-        cx.emit(match &plan.answer {
-            Ok(subtasks) => PlanEvent::Replanned {
-                failed: failed.to_string(),
-                new: subtasks.iter().map(|s| s.id.clone()).collect(),
-                replaced: std::iter::once(failed.to_string())
-                    .chain(self.dag.dependents(failed).iter().map(|s| s.id.clone()))
-                    .collect(),
-                subtasks: subtasks.clone(),
-            },
-            Err(e) => PlanEvent::ReplanFailed {
-                failed: failed.to_string(),
-                reason: e.to_string(),
-            },
-        });
-        self.dag.apply_replan(failed, plan.answer);
-        self.advance(cx).await;
-    }
-
     fn on_answered(&mut self, asked: Asked<String, AnswerError>) {
         self.dag.usage += asked.usage;
         self.dag.planner_usage += asked.usage;
@@ -356,46 +272,6 @@ impl LiveTask {
             self.joined_results()
         });
         self.finish(Some(result));
-    }
-
-    /// The deadline passed: the task winds down (see [`Self::wind_down`]).
-    async fn on_deadline(&mut self, cx: &mut Cx<'_>) {
-        if self.dag.timed_out || self.is_done() {
-            return;
-        }
-        telemetry::set_error(&self.span, "the task deadline passed");
-        self.wind_down(cx).await;
-    }
-
-    /// Nothing new starts, pending subtasks are skipped, running loops are
-    /// cancelled through the task's token and report their progress (or
-    /// are cut off after [`DEADLINE_GRACE`]).
-    pub(super) async fn wind_down(&mut self, cx: &mut Cx<'_>) {
-        self.dag.time_out();
-        self.cancel.cancel();
-        let id = self.id;
-        cx.myself.send_after(DEADLINE_GRACE, move || {
-            PlannerMsg::Task(id, TaskEvent::DeadlineGraceOver)
-        });
-        self.advance(cx).await;
-    }
-
-    async fn on_deadline_grace_over(&mut self, cx: &mut Cx<'_>) {
-        for id in self.dag.running() {
-            self.stop_executor(cx, &id);
-            let Some(spec) = self.dag.slot(&id).map(|s| s.spec.clone()) else {
-                continue;
-            };
-            let outcome = self.journal_outcome(&spec, StopStatus::Cancelled, None);
-            self.on_subtask_cancelled(cx, &id, outcome);
-        }
-        self.advance(cx).await;
-        // A replan or the final answer may still be waiting on the model:
-        // the deadline does not wait for it.
-        if !self.is_done() {
-            let partial = self.joined_results();
-            self.finish(Some(partial).filter(|p| !p.is_empty()));
-        }
     }
 
     /// The planner is stopping: the task ends now, in error.
@@ -422,65 +298,6 @@ impl LiveTask {
         if self.dag.is_settled() && !self.answering {
             self.finalise(cx);
         }
-    }
-
-    /// Records a failure and starts a replan or gives up on the subtask.
-    fn fail_subtask(
-        &mut self,
-        cx: &mut Cx<'_>,
-        id: &str,
-        rounds: u32,
-        progress: String,
-        usage: Usage,
-    ) {
-        let first_line = progress.lines().next().unwrap_or_default().to_string();
-        self.close_subtask_span(id, Some(&first_line));
-        let Some(after) = self.dag.fail(id, rounds, progress, usage) else {
-            return;
-        };
-        cx.emit(PlanEvent::Failed {
-            id: id.to_string(),
-            reason: first_line.clone(),
-        });
-        if after == AfterFailure::GiveUp {
-            return;
-        }
-        let Some(failed) = self.dag.slot(id) else {
-            return;
-        };
-        let dependents = self.dag.dependents(id);
-        let replaced: HashSet<String> = dependents
-            .iter()
-            .map(|s| s.id.clone())
-            .chain([id.to_string()])
-            .collect();
-        let why = first_line;
-        let ids = IdRules {
-            settled: self.dag.settled_ids(&replaced),
-            taken: self.dag.all_ids(),
-            failed: Some((failed.spec.clone(), why)),
-        };
-        let context = ReplanContext {
-            task: &self.dag.task,
-            completed: self.dag.results(),
-            failed: &failed.spec,
-            progress: failed.progress.as_deref().unwrap_or_default(),
-            dependents,
-        };
-        let roles = cx.config.roles.all();
-        let messages = plan::replan_messages(&context, &roles);
-        let llm = budgeted(cx.config.models.default_model(), self.budget.as_ref());
-        let temperature = cx.config.limits.temperature;
-        let failed = id.to_string();
-        let span =
-            tracing::info_span!(parent: &self.span, "replan", hermes.failed_subtask = %failed);
-        ask_then_tell(cx.myself, self.id, span, async move {
-            let plan = plan::request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
-            if let Err(e) = &plan.answer {
-                telemetry::set_error(&Span::current(), e.to_string());
-            }
-            TaskEvent::Replanned { failed, plan }
-        });
     }
 
     fn close_subtask_span(&mut self, id: &str, error: Option<&str>) {
