@@ -327,13 +327,14 @@ impl Journal {
     }
 }
 
-/// Appends a round to a list of rounds. The first rounds grow the list by
-/// one slot at a time instead of `Vec::push`'s minimum of four: most runs
-/// and subtasks take a few rounds, and four empty entries are about 1 KiB
+/// Appends a round to a list of rounds. The first four rounds grow the
+/// list by one slot at a time instead of `Vec::push`'s minimum of four:
+/// most subtasks take a few rounds, and four empty entries are about 1 KiB
 /// per run (100 MiB at 100,000 executors, each with its journal and the
-/// planner's copy). Longer runs grow by doubling as usual.
+/// planner's copy). Longer runs grow by doubling as usual (one slot at a
+/// time up to eight cost a copy of the list on each of those rounds).
 pub fn push_round(rounds: &mut Vec<JournalEntry>, entry: JournalEntry) {
-    if rounds.len() < 8 {
+    if rounds.len() < 4 {
         rounds.reserve_exact(1);
     }
     rounds.push(entry);

@@ -47,8 +47,19 @@ pub fn observation_text(result: &ToolResult, limits: &Limits) -> String {
         data,
         error: result.error.as_deref().map(|e| truncate(e, limits)),
     };
-    serde_json::to_string(&shown)
-        .unwrap_or_else(|e| format!("{{\"status\":\"error\",\"data\":null,\"error\":\"{e}\"}}"))
+    // Room for the whole text at once: a file's text written into a
+    // buffer that doubles as it goes was copied several times over.
+    let room =
+        64 + match shown.data.as_ref() {
+            Value::String(text) => text.len() + text.len() / 8,
+            _ => 0,
+        } + shown.error.as_ref().map_or(0, |e| e.len() + e.len() / 8);
+    let mut text = Vec::with_capacity(room);
+    match serde_json::to_writer(&mut text, &shown) {
+        // serde_json writes UTF-8.
+        Ok(()) => String::from_utf8(text).unwrap_or_default(),
+        Err(e) => format!("{{\"status\":\"error\",\"data\":null,\"error\":\"{e}\"}}"),
+    }
 }
 
 /// The envelope as the model sees it: [`ToolResult`]'s fields, in its

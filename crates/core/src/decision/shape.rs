@@ -251,8 +251,15 @@ fn first_value(obj: &Map<String, Value>, keys: &[&str]) -> Option<Value> {
 }
 
 pub(super) fn is_finish_alias(name: &str) -> bool {
-    let key = name.to_ascii_lowercase().replace([' ', '-'], "_");
-    FINISH_ALIASES.contains(&key.as_str())
+    // Compared byte by byte, up to ASCII case and with ` ` and `-` read as
+    // `_`, without writing the folded name (every decision asks this).
+    let folded = |b: u8| match b {
+        b' ' | b'-' => b'_',
+        other => other.to_ascii_lowercase(),
+    };
+    FINISH_ALIASES.iter().any(|alias| {
+        alias.len() == name.len() && alias.bytes().zip(name.bytes()).all(|(a, b)| a == folded(b))
+    })
 }
 
 /// Args for a tool call: an object, parsed from a JSON string if need be.

@@ -715,3 +715,32 @@ proptest! {
         prop_assert_eq!(canonical(&text).is_some(), !name.is_empty() && !finish);
     }
 }
+
+#[test]
+fn finish_aliases_are_read_up_to_case_spaces_and_hyphens() {
+    for name in [
+        "finish",
+        "Final Answer",
+        "final-answer",
+        "FINAL_ANSWER",
+        "Done",
+        "final",
+    ] {
+        assert!(super::shape::is_finish_alias(name), "{name}");
+    }
+    for name in [
+        "finished",
+        "final answers",
+        "fin",
+        "",
+        "read_file",
+        "final__answer",
+    ] {
+        assert!(!super::shape::is_finish_alias(name), "{name}");
+    }
+    // A canonical reply whose name is an alias in another case still
+    // finishes (the strict path leaves it to the general one).
+    let d = parsed(r#"{"thought": "t", "action": {"name": "Done", "args": {"result": "r"}}}"#);
+    assert!(d.is_finish());
+    assert_eq!(d.result.as_deref(), Some("r"));
+}

@@ -73,7 +73,12 @@ impl Run<'_> {
         round: u32,
         decision: Decision,
     ) -> Result<Acted, StopStatus> {
-        let (decision, voted) = match Box::pin(self.vote(round, decision)).await? {
+        let asked = self.vote_asked(&decision);
+        let vote = match asked {
+            None => Vote::Skipped(decision),
+            Some(asked) => Box::pin(self.vote(round, decision, asked)).await?,
+        };
+        let (decision, voted) = match vote {
             Vote::Skipped(decision) => (decision, None),
             Vote::Held(decision, voted) => (decision, Some(voted)),
             Vote::TimedOut(decision, result, took) => {
@@ -95,7 +100,18 @@ impl Run<'_> {
                 redrawn: Some(voted.redrawn),
             });
         }
-        let Some((drawn, kept)) = Box::pin(self.redraw(round, &decision, &result)).await? else {
+        let rejected = self.redraw_asked(&decision, &result);
+        let Some(rejected) = rejected else {
+            return Ok(Acted {
+                decision,
+                result,
+                took,
+                redrawn: None,
+            });
+        };
+        let Some((drawn, kept)) =
+            Box::pin(self.redraw(round, &decision, &result, rejected)).await?
+        else {
             return Ok(Acted {
                 decision,
                 result,
@@ -185,24 +201,39 @@ impl Run<'_> {
         })
     }
 
-    /// Other answers for round `round`, whose `decision` returned
-    /// `result`, when a steer on rejects that result (`Ok(None)` when none
-    /// does, and always when an approval policy is set: drawn calls would
-    /// bypass it). `Err` when the clock or the caller ends the run.
+    /// The steer on that rejects `result`, which `decision` returned, and
+    /// the other answers it asks for; `None` when none does, and always
+    /// when an approval policy is set (drawn calls would bypass it). Asked
+    /// before [`Self::redraw`] so that a round with nothing to redraw
+    /// builds no redraw future (the loop's usual round).
+    pub(super) fn redraw_asked(
+        &self,
+        decision: &Decision,
+        result: &ToolResult,
+    ) -> Option<(&'static dyn steer::Steer, steer::Redraw)> {
+        if self.agent.approvals.is_some() {
+            return None;
+        }
+        steer::redraw(
+            &self.agent.limits.steer,
+            &self.steer_context(),
+            decision,
+            result,
+        )
+    }
+
+    /// The other answers [`Self::redraw_asked`] asked for (`by` and `ask`)
+    /// drawn and run in turn for round `round`, whose `decision` returned
+    /// the rejected `result`; the first that succeeds is kept. `Err` when the clock or
+    /// the caller ends the run.
     pub(super) async fn redraw(
         &mut self,
         round: u32,
         decision: &Decision,
         result: &ToolResult,
+        (by, ask): (&'static dyn steer::Steer, steer::Redraw),
     ) -> Result<Option<(Redrawn, Option<Kept>)>, StopStatus> {
         let agent = self.agent;
-        if agent.approvals.is_some() {
-            return Ok(None);
-        }
-        let rejected = steer::redraw(&agent.limits.steer, &self.steer_context(), decision, result);
-        let Some((by, ask)) = rejected else {
-            return Ok(None);
-        };
         let drawn = Box::pin(self.draw(round, decision, by, &ask)).await?;
         let mut record = RedrawRecord::new(by.name(), ask.draws);
         let mut kept = None;

@@ -40,28 +40,37 @@ pub(super) struct Voted {
 }
 
 impl Run<'_> {
-    /// `decision` put to a vote when a steer on asks for one: the answer
+    /// The steer that asks for `decision` to be put to a vote, and how,
+    /// when one does: never for a tool whose trials are not declared
+    /// harmless, nor under an approval policy. Asked before [`Self::vote`]
+    /// so that a round with no vote builds no vote future (the loop's
+    /// usual round).
+    pub(super) fn vote_asked(
+        &self,
+        decision: &Decision,
+    ) -> Option<(&'static dyn steer::Steer, steer::Redraw)> {
+        let agent = self.agent;
+        // Only a tool that declares its trials harmless is ever tried.
+        if agent.approvals.is_some() || !agent.toolbox.is_triable(&decision.action.name) {
+            return None;
+        }
+        steer::vote(&agent.limits.steer, &self.steer_context(), decision)
+    }
+
+    /// `decision` put to the vote that `by` asked for with `ask` (see
+    /// [`Self::vote_asked`]; a tool is tried only when
+    /// [`ToolSpec::triable`](crate::tools::ToolSpec::triable)): the answer
     /// that acts (the model's own, or a drawn one whose outcome won) and
-    /// what the vote did. [`Vote::Skipped`] when there was none: no steer
-    /// asked, the tool cannot be tried
-    /// ([`ToolSpec::triable`](crate::tools::ToolSpec::triable)), an
-    /// approval policy is set, or the model's own call failed or showed
-    /// nothing when tried (or [`Vote::TimedOut`]). `Err` when the clock or
-    /// the caller ends the run.
+    /// what the vote did. [`Vote::Skipped`] when the model's own call
+    /// failed or showed nothing when tried (or [`Vote::TimedOut`]). `Err`
+    /// when the clock or the caller ends the run.
     pub(super) async fn vote(
         &mut self,
         round: u32,
         decision: Decision,
+        (by, ask): (&'static dyn steer::Steer, steer::Redraw),
     ) -> Result<Vote, StopStatus> {
         let agent = self.agent;
-        // Only a tool that declares its trials harmless is ever tried.
-        if agent.approvals.is_some() || !agent.toolbox.is_triable(&decision.action.name) {
-            return Ok(Vote::Skipped(decision));
-        }
-        let asked = steer::vote(&agent.limits.steer, &self.steer_context(), &decision);
-        let Some((by, ask)) = asked else {
-            return Ok(Vote::Skipped(decision));
-        };
         let tried = act::trial(&agent.toolbox, &decision.action);
         let (own, mut tried_for) = Box::pin(self.bounded(tried)).await?;
         if own.data["timed_out"].as_bool() == Some(true) {
