@@ -137,7 +137,9 @@ pub enum DecisionError {
 /// on `evals/files.toml`). Rewording it to "what the observations so far
 /// show (there are none before round 1)" measured worse (EVALS.md section
 /// 5: the model then fetched workspace files from example.com or declared
-/// a file already there), so the wording stays until a change measures better.
+/// a file already there), and so did asking for "the conditions the goal
+/// sets" first (section 47: dev 29 -> 22 of 45; the restated goal took the
+/// place of reading), so the wording stays until a change measures better.
 pub const EXPECTED_SHAPE: &str = r#"{"thought": "what the last observation showed and what the next step is", "action": {"name": "<tool name or finish>", "args": {...}}}"#;
 
 /// Reads a decision from raw model output, repairing and reshaping it leniently.
