@@ -134,6 +134,30 @@ pub async fn decide_drawn(
     schema: &Arc<Value>,
     draw: Option<Draw>,
 ) -> Result<Decided, LlmError> {
+    Ok(decide_sent(llm, messages, limits, schema, draw).await?.0)
+}
+
+/// [`decide`], and the conversation back when it was sent as it came (the
+/// first reply was read; a regeneration appends to it): the loop builds
+/// its next round's conversation from it ([`KeptTurn`](super::perceive::KeptTurn)).
+pub(crate) async fn decide_keeping(
+    llm: &dyn Llm,
+    messages: Vec<ChatMessage>,
+    limits: &Limits,
+    schema: &Arc<Value>,
+) -> Result<(Decided, Option<Vec<ChatMessage>>), LlmError> {
+    decide_sent(llm, messages, limits, schema, None).await
+}
+
+/// [`decide_drawn`], with the conversation handed back when the first
+/// reply was read.
+async fn decide_sent(
+    llm: &dyn Llm,
+    messages: Vec<ChatMessage>,
+    limits: &Limits,
+    schema: &Arc<Value>,
+    draw: Option<Draw>,
+) -> Result<(Decided, Option<Vec<ChatMessage>>), LlmError> {
     let started = Instant::now();
     let mut request = ChatRequest {
         messages,
@@ -152,12 +176,13 @@ pub async fn decide_drawn(
     };
     let error = match parsed {
         Ok(decision) => {
-            return Ok(Decided {
+            let decided = Decided {
                 decision: Ok(decision),
                 usage,
                 regenerated: false,
                 llm_time: started.elapsed(),
-            });
+            };
+            return Ok((decided, Some(request.messages)));
         }
         Err(error) => error,
     };
@@ -174,12 +199,13 @@ pub async fn decide_drawn(
         raw: second.content,
         error,
     });
-    Ok(Decided {
+    let decided = Decided {
         decision,
         usage,
         regenerated: true,
         llm_time: started.elapsed(),
-    })
+    };
+    Ok((decided, None))
 }
 
 #[cfg(test)]

@@ -66,6 +66,8 @@ pub(crate) struct Run<'a> {
     files: GoalFiles,
     /// Each journalled round's prompt text, rendered once.
     rendered: perceive::RenderedRounds,
+    /// The last round's conversation, to build the next one from.
+    kept: perceive::KeptTurn,
     /// The steer whose sentence closed the last conversation built (see
     /// [`steer::closing`]), journalled with the round it was asked for.
     prompted_by: Option<&'static str>,
@@ -98,6 +100,7 @@ impl<'a> Run<'a> {
             others: &[],
             files: GoalFiles::default(),
             rendered: perceive::RenderedRounds::default(),
+            kept: perceive::KeptTurn::default(),
             prompted_by: None,
         }
     }
@@ -352,15 +355,15 @@ impl<'a> Run<'a> {
             goal: self.goal,
             workspace: &self.opening,
         };
-        perceive::messages_rendered(
-            &self.system,
+        self.kept.messages(perceive::PromptParts {
+            system: &self.system,
             opening,
             history,
             rendered,
-            &self.reflections,
-            &self.agent.limits,
-            &closing,
-        )
+            reflections: &self.reflections,
+            limits: &self.agent.limits,
+            written: &closing,
+        })
     }
 
     /// One reflection after `round`: kept for the next prompts and
@@ -403,6 +406,9 @@ impl<'a> Run<'a> {
         messages: Vec<ChatMessage>,
         among: Option<&[String]>,
     ) -> Result<Decided, Ending> {
+        // Only the round's own conversation is kept for the next round (a
+        // re-ask's has the note appended).
+        let keep = among.is_none() && messages.len() == 2;
         let limits = &self.agent.limits;
         let narrowed = match among {
             Some(names) => Some(names.to_vec()),
@@ -415,12 +421,15 @@ impl<'a> Run<'a> {
             ))
         });
         let schema = narrowed.as_ref().unwrap_or(&self.agent.schema);
-        let decide = decide::decide(self.agent.llm.as_ref(), messages, limits, schema);
+        let decide = decide::decide_keeping(self.agent.llm.as_ref(), messages, limits, schema);
         match self.bounded(decide).await {
             Err(stop) => Err(Ending::stop(stop)),
             Ok(Err(e)) => Err(Ending::error(e.to_string())),
-            Ok(Ok(decided)) => {
+            Ok(Ok((decided, sent))) => {
                 self.usage += decided.usage;
+                if let Some(sent) = sent.filter(|_| keep) {
+                    self.kept.give_back(sent);
+                }
                 Ok(decided)
             }
         }

@@ -1,6 +1,7 @@
 //! Tests of the prompt the loop builds each round.
 use serde_json::json;
 
+use super::rendered::{clip_strings, log_block, HISTORY_ARG_CHARS};
 use super::*;
 use crate::tools::ToolStatus;
 
@@ -118,15 +119,15 @@ fn rounds_rendered_once_make_the_same_prompt_as_rendering_them_all() {
                 goal: "goal",
                 ..Opening::default()
             };
-            let once = messages_rendered(
-                "sys",
+            let once = messages_rendered(PromptParts {
+                system: "sys",
                 opening,
-                seen,
-                rendered.sync(seen, &limits),
-                &[],
-                &limits,
-                "",
-            );
+                history: seen,
+                rendered: rendered.sync(seen, &limits),
+                reflections: &[],
+                limits: &limits,
+                written: "",
+            });
             assert_eq!(
                 once,
                 messages("sys", "", "goal", seen, &[], &limits),
