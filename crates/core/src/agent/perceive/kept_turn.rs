@@ -23,6 +23,8 @@ use crate::llm::{Author, ChatMessage};
 struct Built {
     /// Bytes of the user turn before its closing request.
     body: usize,
+    /// Bytes of the whole user turn as handed out.
+    turn: usize,
     /// Journal entries its blocks show.
     rounds: usize,
     /// Of those, how many were summarised.
@@ -88,8 +90,10 @@ impl KeptTurn {
             }
             _ => messages_and_body(parts),
         };
+        let turn = messages.get(1).map_or(0, |m| m.content.len());
         self.built = body.map(|body| Built {
             body,
+            turn,
             rounds: history.len(),
             summarised,
             reflections: reflections.len(),
@@ -100,12 +104,11 @@ impl KeptTurn {
 
     /// Keeps `messages`, the last ones [`Self::messages`] handed out, for
     /// the next round, when they came back as they went (a system message
-    /// and a user turn: nothing was appended to them).
+    /// and a user turn of the length it had: nothing was appended to them).
     pub fn give_back(&mut self, messages: Vec<ChatMessage>) {
-        if self
-            .built
-            .is_some_and(|built| is_turn(&messages, built.body))
-        {
+        if self.built.is_some_and(|built| {
+            is_turn(&messages, built.body) && messages[1].content.len() == built.turn
+        }) {
             self.kept = Some(messages);
         }
     }
@@ -227,8 +230,13 @@ mod tests {
             limits: &limits,
             written: "",
         });
+        let mut longer = messages.clone();
         messages.push(ChatMessage::assistant("{}"));
         kept.give_back(messages);
+        assert!(kept.kept.is_none());
+        // Nor a turn that was written to after it was handed out.
+        longer[1].content.push_str("\n\nRead the goal again.");
+        kept.give_back(longer);
         assert!(kept.kept.is_none());
     }
 }
