@@ -63,6 +63,7 @@ impl KeptTurn {
                     && built.summarised == summarised
                     && built.reflections == reflections.len()
                     && built.rounds <= history.len()
+                    && parts.rendered.rounds().len() >= history.len()
                     && built.system == parts.system.len()
                     && is_turn(&messages, built.body) =>
             {
