@@ -406,9 +406,6 @@ impl<'a> Run<'a> {
         messages: Vec<ChatMessage>,
         among: Option<&[String]>,
     ) -> Result<Decided, Ending> {
-        // Only the round's own conversation is kept for the next round (a
-        // re-ask's has the note appended).
-        let keep = among.is_none() && messages.len() == 2;
         let limits = &self.agent.limits;
         let narrowed = match among {
             Some(names) => Some(names.to_vec()),
@@ -427,7 +424,9 @@ impl<'a> Run<'a> {
             Ok(Err(e)) => Err(Ending::error(e.to_string())),
             Ok(Ok((decided, sent))) => {
                 self.usage += decided.usage;
-                if let Some(sent) = sent.filter(|_| keep) {
+                // Kept for the next round only as it was built (a re-ask's
+                // has the note appended: `give_back` refuses it).
+                if let Some(sent) = sent {
                     self.kept.give_back(sent);
                 }
                 Ok(decided)

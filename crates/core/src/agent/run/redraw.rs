@@ -100,18 +100,11 @@ impl Run<'_> {
                 redrawn: Some(voted.redrawn),
             });
         }
-        let rejected = self.redraw_asked(&decision, &result);
-        let Some(rejected) = rejected else {
-            return Ok(Acted {
-                decision,
-                result,
-                took,
-                redrawn: None,
-            });
+        let redrawn = match self.redraw_asked(&decision, &result) {
+            None => None,
+            Some(rejected) => Box::pin(self.redraw(round, &decision, &result, rejected)).await?,
         };
-        let Some((drawn, kept)) =
-            Box::pin(self.redraw(round, &decision, &result, rejected)).await?
-        else {
+        let Some((drawn, kept)) = redrawn else {
             return Ok(Acted {
                 decision,
                 result,
@@ -224,8 +217,8 @@ impl Run<'_> {
 
     /// The other answers [`Self::redraw_asked`] asked for (`by` and `ask`)
     /// drawn and run in turn for round `round`, whose `decision` returned
-    /// the rejected `result`; the first that succeeds is kept. `Err` when the clock or
-    /// the caller ends the run.
+    /// the rejected `result`; the first that succeeds is kept. `Err` when
+    /// the clock or the caller ends the run.
     pub(super) async fn redraw(
         &mut self,
         round: u32,
