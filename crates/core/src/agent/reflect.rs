@@ -50,7 +50,7 @@ pub fn due(history: &[JournalEntry], limits: &Limits) -> bool {
             e.is_error() && e.action != UNPARSED && e.action == history[history.len() - 1].action
         })
         .count();
-    rounds % limits.reflect_every == 0 || streak == 2
+    rounds.is_multiple_of(limits.reflect_every) || streak == 2
 }
 
 /// The reflection request: the conversation the next decision would see,

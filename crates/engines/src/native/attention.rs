@@ -40,6 +40,20 @@ pub(super) fn attend(
     values: &Tensor,
     position: usize,
 ) -> Result<Tensor> {
+    let threads = candle_core::utils::get_num_threads();
+    attend_in(queries, keys, values, position, threads, KEYS_PER_TILE)
+}
+
+/// [`attend`] with its units cut for `threads` threads and keys read
+/// `tile` at a time; neither changes a bit of the result.
+fn attend_in(
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    position: usize,
+    threads: usize,
+    tile: usize,
+) -> Result<Tensor> {
     let queries = queries.contiguous()?;
     let (_, heads, n, dim) = queries.dims4()?;
     let (_, kv_heads, held, key_dim) = keys.dims4()?;
@@ -68,6 +82,7 @@ pub(super) fn attend(
 
     let mut out = vec![0f32; n * heads * dim];
     let slots: Vec<Mutex<&mut [f32]>> = out.chunks_mut(dim).map(Mutex::new).collect();
+    let split = Split::new(n * kv_heads, group, threads);
     let job = Job {
         q,
         keys,
@@ -77,10 +92,12 @@ pub(super) fn attend(
         n,
         dim,
         group,
+        split,
+        tile: tile.max(ROWS_AT_ONCE) / ROWS_AT_ONCE * ROWS_AT_ONCE,
         position,
         scale,
     };
-    candle_core::utils::barrier_pool().execute_chunked(n * heads, |units| {
+    candle_core::utils::barrier_pool().execute_chunked(n * kv_heads * split.parts, |units| {
         // The loop compiled for the widest SIMD this CPU has (pulp's
         // runtime dispatch); every build rounds alike (see the module).
         pulp::Arch::new().dispatch(Units { job: &job, units });
@@ -89,18 +106,54 @@ pub(super) fn attend(
     Tensor::from_vec(out, (n, heads * dim), &Device::Cpu)
 }
 
+/// Keys (and then values) taken as one tile by every query head of a
+/// unit before the next tile: 64 rows of 128 `f32` are 32 KiB, which stay
+/// in the core's cache while the heads that share them pass over it. Each
+/// head reading its kv head's whole history on its own read the same keys
+/// from memory once per head of the group (6 for Qwen2.5-1.5B). A
+/// multiple of [`ROWS_AT_ONCE`].
+const KEYS_PER_TILE: usize = 64;
+
+/// How the query heads of one kv head are shared among units of work:
+/// one unit takes the whole group (one read of the keys for all of it)
+/// unless that leaves threads idle (a decode step has one token and few
+/// kv heads), then the group is cut into parts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Split {
+    /// Units per (token, kv head).
+    parts: usize,
+    /// Query heads per unit (the last part may have fewer).
+    heads: usize,
+}
+
+impl Split {
+    /// For `rows` (token, kv head) pairs of `group` query heads each, on
+    /// `threads` threads.
+    fn new(rows: usize, group: usize, threads: usize) -> Self {
+        let wanted = threads.div_ceil(rows.max(1)).clamp(1, group.max(1));
+        let heads = group.max(1).div_ceil(wanted);
+        Self {
+            parts: group.max(1).div_ceil(heads),
+            heads,
+        }
+    }
+}
+
 /// What every unit of one call reads, and the output rows it writes.
 struct Job<'a, 'o> {
     q: &'a [f32],
     keys: Rows<'a>,
     values: Rows<'a>,
-    /// Unit `u`'s output row: token `u / heads`, head `u % heads`.
+    /// Output row of token `t`, head `h`: `slots[t * heads + h]`.
     slots: &'a [Mutex<&'o mut [f32]>],
     heads: usize,
     n: usize,
     dim: usize,
     /// Query heads per kv head.
     group: usize,
+    split: Split,
+    /// Keys per tile ([`KEYS_PER_TILE`]; tests vary it).
+    tile: usize,
     position: usize,
     scale: f32,
 }
@@ -130,25 +183,44 @@ impl pulp::WithSimd for Units<'_, '_, '_> {
 
 impl Units<'_, '_, '_> {
     /// The units, with rows of `D` values (`0`: of the job's length).
+    /// Unit `u` is token `u / (kv heads × parts)`, then kv head, then part
+    /// of the kv head's query heads.
     #[inline(always)]
     fn run<const D: usize>(self) {
         let job = self.job;
-        let mut scores = Vec::with_capacity(job.position + job.n);
+        let parts = job.split.parts;
+        let kv_heads = job.heads / job.group;
+        let mut scores: Vec<Vec<f32>> = Vec::new();
         for unit in self.units {
-            let (token, head) = (unit / job.heads, unit % job.heads);
-            let query = &job.q[(head * job.n + token) * job.dim..][..job.dim];
-            let kv_head = head / job.group;
-            let mut slot = job.slots[unit].lock().unwrap_or_else(|e| e.into_inner());
-            row_body::<D>(
-                Row {
-                    query,
+            let token = unit / (kv_heads * parts);
+            let kv_head = unit / parts % kv_heads;
+            let first = kv_head * job.group + unit % parts * job.split.heads;
+            let last = (first + job.split.heads).min((kv_head + 1) * job.group);
+            let queries: Vec<&[f32]> = (first..last)
+                .map(|head| &job.q[(head * job.n + token) * job.dim..][..job.dim])
+                .collect();
+            let mut guards: Vec<_> = (first..last)
+                .map(|head| {
+                    job.slots[token * job.heads + head]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                })
+                .collect();
+            let mut outs: Vec<&mut [f32]> = guards.iter_mut().map(|g| &mut ***g).collect();
+            if scores.len() < queries.len() {
+                scores.resize_with(queries.len(), || Vec::with_capacity(job.position + job.n));
+            }
+            heads_body::<D>(
+                Heads {
+                    queries: &queries,
                     keys: job.keys.head(kv_head),
                     values: job.values.head(kv_head),
                     seen: job.position + token + 1,
                     scale: job.scale,
+                    tile: job.tile,
                 },
-                &mut scores,
-                &mut slot,
+                &mut scores[..queries.len()],
+                &mut outs,
             );
         }
     }
@@ -201,14 +273,16 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// One query row's inputs.
-struct Row<'a> {
-    query: &'a [f32],
+/// The inputs of the query rows of one token that read one kv head.
+struct Heads<'a, 'q> {
+    queries: &'q [&'a [f32]],
     keys: Rows<'a>,
     values: Rows<'a>,
-    /// Keys it may see (itself included).
+    /// Keys each may see (the token's own included).
     seen: usize,
     scale: f32,
+    /// Keys per tile ([`KEYS_PER_TILE`]).
+    tile: usize,
 }
 
 /// Key or value rows taken together: one load of the query's lanes
@@ -228,35 +302,64 @@ fn fixed<const D: usize>(row: &[f32]) -> &[f32] {
     }
 }
 
-/// Scores, softmax and weighted values of one row, in a fixed order.
+/// Scores, softmax and weighted values of each query row, in a fixed
+/// order. The keys and values are read a tile at a time by every row
+/// before the next tile; each row's sums are the same, in the same order,
+/// as if it were alone (whole blocks of [`ROWS_AT_ONCE`] keys first, in
+/// order, then the keys after the last whole block one at a time).
 #[inline(always)]
-fn row_body<const D: usize>(r: Row<'_>, scores: &mut Vec<f32>, out: &mut [f32]) {
-    let query = fixed::<D>(r.query);
-    let out = if D == 0 { out } else { &mut out[..D] };
-    scores.clear();
+fn heads_body<const D: usize>(r: Heads<'_, '_>, scores: &mut [Vec<f32>], outs: &mut [&mut [f32]]) {
     let blocks = r.seen / ROWS_AT_ONCE * ROWS_AT_ONCE;
-    for j in (0..blocks).step_by(ROWS_AT_ONCE) {
-        let keys: [&[f32]; ROWS_AT_ONCE] = std::array::from_fn(|i| fixed::<D>(r.keys.row(j + i)));
-        scores.extend(dots(query, keys).map(|d| d * r.scale));
+    for s in scores.iter_mut() {
+        s.clear();
+    }
+    for tile in (0..blocks).step_by(r.tile) {
+        let end = (tile + r.tile).min(blocks);
+        for (query, scores) in r.queries.iter().zip(scores.iter_mut()) {
+            let query = fixed::<D>(query);
+            for j in (tile..end).step_by(ROWS_AT_ONCE) {
+                let keys: [&[f32]; ROWS_AT_ONCE] =
+                    std::array::from_fn(|i| fixed::<D>(r.keys.row(j + i)));
+                scores.extend(dots(query, keys).map(|d| d * r.scale));
+            }
+        }
     }
     for j in blocks..r.seen {
-        let [d] = dots(query, [fixed::<D>(r.keys.row(j))]);
-        scores.push(d * r.scale);
+        let key = fixed::<D>(r.keys.row(j));
+        for (query, scores) in r.queries.iter().zip(scores.iter_mut()) {
+            let [d] = dots(fixed::<D>(query), [key]);
+            scores.push(d * r.scale);
+        }
     }
-    let top = scores.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-    for score in scores.iter_mut() {
-        *score = (*score - top).exp();
+    let mut inverses = Vec::with_capacity(scores.len());
+    for scores in scores.iter_mut() {
+        let top = scores.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        for score in scores.iter_mut() {
+            *score = (*score - top).exp();
+        }
+        inverses.push(1.0 / sum(scores));
     }
-    let inverse = 1.0 / sum(scores);
-    out.fill(0.0);
-    for j in (0..blocks).step_by(ROWS_AT_ONCE) {
-        let weights: [f32; ROWS_AT_ONCE] = std::array::from_fn(|i| scores[j + i] * inverse);
-        let values: [&[f32]; ROWS_AT_ONCE] =
-            std::array::from_fn(|i| fixed::<D>(r.values.row(j + i)));
-        add_weighted(out, weights, values);
+    for out in outs.iter_mut() {
+        out.fill(0.0);
     }
-    for (j, &weight) in scores.iter().enumerate().skip(blocks) {
-        add_weighted(out, [weight * inverse], [fixed::<D>(r.values.row(j))]);
+    for tile in (0..blocks).step_by(r.tile) {
+        let end = (tile + r.tile).min(blocks);
+        for ((out, scores), &inverse) in outs.iter_mut().zip(scores.iter()).zip(&inverses) {
+            let out = if D == 0 { &mut **out } else { &mut out[..D] };
+            for j in (tile..end).step_by(ROWS_AT_ONCE) {
+                let weights: [f32; ROWS_AT_ONCE] = std::array::from_fn(|i| scores[j + i] * inverse);
+                let values: [&[f32]; ROWS_AT_ONCE] =
+                    std::array::from_fn(|i| fixed::<D>(r.values.row(j + i)));
+                add_weighted(out, weights, values);
+            }
+        }
+    }
+    for j in blocks..r.seen {
+        let value = fixed::<D>(r.values.row(j));
+        for ((out, scores), &inverse) in outs.iter_mut().zip(scores.iter()).zip(&inverses) {
+            let out = if D == 0 { &mut **out } else { &mut out[..D] };
+            add_weighted(out, [scores[j] * inverse], [value]);
+        }
     }
 }
 
@@ -412,6 +515,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_heads_read_a_kv_head_together_or_apart_with_the_same_bits() {
+        // Qwen2.5-1.5B's shape (six query heads per kv head), 150 keys:
+        // tiles that end inside and at the end of the whole blocks, and a
+        // tail after them.
+        let (heads, kv_heads, len) = (12, 2, 150);
+        for dim in [40, 128] {
+            let [q, k, v] = inputs(heads, kv_heads, len, dim);
+            let one = |n: usize, threads: usize, tile: usize| {
+                let position = len - n;
+                rows(
+                    attend_in(
+                        &q.narrow(2, position, n).unwrap(),
+                        &k,
+                        &v,
+                        position,
+                        threads,
+                        tile,
+                    )
+                    .unwrap(),
+                )
+            };
+            // One head per unit, every key in one tile: each head alone.
+            let alone = one(1, 12, 1 << 20);
+            for (threads, tile) in [(1, 64), (2, 64), (2, 4), (3, 8), (5, 20), (64, 64)] {
+                assert_eq!(
+                    one(1, threads, tile),
+                    alone,
+                    "dim {dim}, {threads} threads, tiles of {tile}"
+                );
+            }
+            let alone = one(7, 84, 1 << 20);
+            assert_eq!(one(7, 2, 64), alone, "dim {dim}, 7 tokens");
+        }
+        // A decode step of Qwen2.5-1.5B on two threads: a unit per kv head.
+        assert_eq!(Split::new(2, 6, 2), Split { parts: 1, heads: 6 });
+        assert_eq!(Split::new(1, 6, 1), Split { parts: 1, heads: 6 });
+        assert_eq!(Split::new(1, 6, 2), Split { parts: 2, heads: 3 });
+        assert_eq!(Split::new(1, 6, 4), Split { parts: 3, heads: 2 });
+        assert_eq!(Split::new(2, 6, 5), Split { parts: 3, heads: 2 });
+        assert_eq!(Split::new(1, 6, 16), Split { parts: 6, heads: 1 });
+        assert_eq!(Split::new(1, 1, 8), Split { parts: 1, heads: 1 });
     }
 
     #[test]

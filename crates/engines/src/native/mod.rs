@@ -32,6 +32,7 @@ mod kv;
 mod product;
 mod qwen2;
 mod runaway;
+mod tiles;
 mod tokenizer;
 
 use std::collections::HashMap;

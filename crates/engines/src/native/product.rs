@@ -18,26 +18,37 @@ use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{Device, Module, Tensor};
 
 use super::qwen2::Result;
+use super::tiles::Tiled;
 
 /// A product by one weight matrix.
-pub(super) struct Product {
-    weight: QMatMul,
-    /// Whether a lone row takes another kernel than several rows (see the
-    /// module).
-    lone_row_kernel: bool,
+pub(super) enum Product {
+    /// Q4_K and Q6_K weights on a CPU with AVX-512 VNNI: the weights in
+    /// compact tiles of our own, the file's copy dropped ([`Tiled`]).
+    Tiled(Tiled),
+    /// Any other weight, or CPU: candle's product.
+    Candle {
+        weight: QMatMul,
+        /// Whether a lone row takes another kernel than several rows (see
+        /// the module).
+        lone_row_kernel: bool,
+    },
 }
 
 impl Product {
-    /// The product by `weight`, requantized first when candle has only a
-    /// scalar kernel for its format ([`slow_kernel`]).
+    /// The product by `weight`: in tiles where they take it, else
+    /// candle's, requantized first when candle has only a scalar kernel
+    /// for its format ([`slow_kernel`]).
     pub(super) fn new(weight: QTensor) -> Result<Self> {
+        if let Some(tiled) = Tiled::new(&weight)? {
+            return Ok(Self::Tiled(tiled));
+        }
         let weight = if slow_kernel(weight.dtype()) {
             requantize(&weight)?
         } else {
             weight
         };
         let lone_row_kernel = lone_row_kernel(weight.dtype());
-        Ok(Self {
+        Ok(Self::Candle {
             weight: QMatMul::from_qtensor(weight)?,
             lone_row_kernel,
         })
@@ -47,10 +58,13 @@ impl Product {
     /// the output projection is the embedding table), copied only when it
     /// must be requantized.
     pub(super) fn shared(weight: &Arc<QTensor>) -> Result<Self> {
+        if let Some(tiled) = Tiled::new(weight)? {
+            return Ok(Self::Tiled(tiled));
+        }
         if slow_kernel(weight.dtype()) {
             return Self::new(requantize(weight)?);
         }
-        Ok(Self {
+        Ok(Self::Candle {
             weight: QMatMul::from_arc(Arc::clone(weight))?,
             lone_row_kernel: lone_row_kernel(weight.dtype()),
         })
@@ -58,11 +72,19 @@ impl Product {
 
     /// `x` (`[rows, in]`) times the weight: `[rows, out]`.
     pub(super) fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        if self.lone_row_kernel && x.dim(0)? == 1 {
-            let twice = Tensor::cat(&[x, x], 0)?;
-            return self.weight.forward(&twice)?.narrow(0, 0, 1);
+        match self {
+            Self::Tiled(tiled) => tiled.forward(x),
+            Self::Candle {
+                weight,
+                lone_row_kernel,
+            } => {
+                if *lone_row_kernel && x.dim(0)? == 1 {
+                    let twice = Tensor::cat(&[x, x], 0)?;
+                    return weight.forward(&twice)?.narrow(0, 0, 1);
+                }
+                weight.forward(x)
+            }
         }
-        self.weight.forward(x)
     }
 }
 
@@ -128,7 +150,11 @@ mod tests {
             .forward(&input)
             .unwrap();
         let fast = Product::new(q5()).unwrap();
-        let QMatMul::QTensor(weight) = &fast.weight else {
+        let Product::Candle {
+            weight: QMatMul::QTensor(weight),
+            ..
+        } = &fast
+        else {
             panic!("a quantized product");
         };
         assert_eq!(weight.dtype(), GgmlDType::Q8_0);
@@ -149,11 +175,15 @@ mod tests {
             .to_scalar::<f32>()
             .unwrap();
         assert!(moved <= 0.02 * scale, "moved {moved} of {scale}");
-        // A vectorised format is kept as it is.
+        // A vectorised format is kept as it is (in tiles where they run).
         let q4k = QTensor::quantize(&values, GgmlDType::Q4K).unwrap();
-        let QMatMul::QTensor(kept) = &Product::new(q4k).unwrap().weight else {
-            panic!("a quantized product");
-        };
-        assert_eq!(kept.dtype(), GgmlDType::Q4K);
+        match Product::new(q4k).unwrap() {
+            Product::Tiled(_) => assert!(super::super::tiles::available()),
+            Product::Candle {
+                weight: QMatMul::QTensor(kept),
+                ..
+            } => assert_eq!(kept.dtype(), GgmlDType::Q4K),
+            Product::Candle { .. } => panic!("a quantized product"),
+        }
     }
 }

@@ -134,7 +134,7 @@ mod tests {
     use serde_json::json;
 
     fn entry(round: u32) -> JournalEntry {
-        let failed = round % 3 == 0;
+        let failed = round.is_multiple_of(3);
         JournalEntry {
             status: if failed {
                 ToolStatus::Error
