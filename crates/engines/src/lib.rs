@@ -7,7 +7,8 @@
 //!
 //! Must not depend on: `hermes-actors`, `hermes-cluster`, `hermes-eval`.
 // Unsafe code only where SIMD intrinsics need it: the quantized products'
-// kernel (`native/tiles.rs`), each use allowed there with its safety case.
+// kernel (`native/tiles/kernels.rs` and its call in `native/tiles/mod.rs`), each
+// use allowed there with its safety case.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -86,6 +86,38 @@ impl Product {
             }
         }
     }
+
+    /// `x` times each weight of `products`: what [`Product::forward`] of
+    /// each gives, bit for bit. Several rows (a prompt's chunk, requests
+    /// decoding together) go in one pass when all weights are in tiles
+    /// ([`Tiled::forward_many`]: `x` quantized once, one parallel region):
+    /// the first read of a prompt ran 10–25 % faster so, in 9 pairs of
+    /// runs (BENCHMARKS.md, session 51). One row goes one product after
+    /// another: fused, a lone decode step was slower in 5 of 6 pairs.
+    pub(super) fn together<const N: usize>(
+        products: [&Product; N],
+        x: &Tensor,
+    ) -> Result<[Tensor; N]> {
+        let tiled: Vec<&Tiled> = products
+            .iter()
+            .filter_map(|p| match p {
+                Product::Tiled(t) => Some(t),
+                Product::Candle { .. } => None,
+            })
+            .collect();
+        if x.dim(0)? > 1 {
+            if let Ok(all) = <[&Tiled; N]>::try_from(tiled) {
+                return Tiled::forward_many(all, x);
+            }
+        }
+        let mut out = Vec::with_capacity(N);
+        for product in products {
+            out.push(product.forward(x)?);
+        }
+        Ok(out
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("one product per weight")))
+    }
 }
 
 /// Whether candle multiplies by weights of `dtype` without SIMD on the
@@ -136,6 +168,30 @@ mod tests {
                 let alone = product.forward(&input.narrow(0, i, 1).unwrap()).unwrap();
                 assert_eq!(&rows(&alone)[0], row, "{dtype:?} row {i}");
             }
+        }
+    }
+
+    #[test]
+    fn products_taken_together_are_each_product_bit_for_bit() {
+        let cpu = Device::Cpu;
+        let weight = |rows: usize, dtype| {
+            let values = Tensor::randn(0f32, 1.0, (rows, 256), &cpu).unwrap();
+            Product::new(QTensor::quantize(&values, dtype).unwrap()).unwrap()
+        };
+        let (q4, q6, q8) = (
+            weight(32, GgmlDType::Q4K),
+            weight(16, GgmlDType::Q6K),
+            weight(32, GgmlDType::Q8_0),
+        );
+        for m in [1, 4] {
+            let x = Tensor::randn(0f32, 1.0, (m, 256), &cpu).unwrap();
+            // All in tiles (where the CPU takes them), and one left to candle.
+            let [a, b] = Product::together([&q4, &q6], &x).unwrap();
+            let [c, d] = Product::together([&q4, &q8], &x).unwrap();
+            assert_eq!(rows(&a), rows(&q4.forward(&x).unwrap()));
+            assert_eq!(rows(&b), rows(&q6.forward(&x).unwrap()));
+            assert_eq!(rows(&c), rows(&a));
+            assert_eq!(rows(&d), rows(&q8.forward(&x).unwrap()));
         }
     }
 

@@ -209,9 +209,10 @@ impl Qwen2 {
         let mut x = self.embed(&ids)?;
         for (index, layer) in self.layers.iter().enumerate() {
             let h = layer.attention_norm.forward(&x)?;
-            let q = layer.wq.forward(&h)?.broadcast_add(&layer.bq)?;
-            let k = layer.wk.forward(&h)?.broadcast_add(&layer.bk)?;
-            let v = layer.wv.forward(&h)?.broadcast_add(&layer.bv)?;
+            let [q, k, v] = Product::together([&layer.wq, &layer.wk, &layer.wv], &h)?;
+            let q = q.broadcast_add(&layer.bq)?;
+            let k = k.broadcast_add(&layer.bk)?;
+            let v = v.broadcast_add(&layer.bv)?;
             let mut attended = Vec::with_capacity(segments.len());
             let mut row = 0;
             for segment in segments.iter_mut() {
@@ -227,8 +228,8 @@ impl Qwen2 {
             let y = layer.wo.forward(&Tensor::cat(&attended, 0)?)?;
             x = (y + x)?;
             let h = layer.ffn_norm.forward(&x)?;
-            let gated = candle_nn::ops::silu(&layer.gate.forward(&h)?)?;
-            let y = layer.down.forward(&(gated * layer.up.forward(&h)?)?)?;
+            let [gate, up] = Product::together([&layer.gate, &layer.up], &h)?;
+            let y = layer.down.forward(&(candle_nn::ops::silu(&gate)? * up)?)?;
             x = (y + x)?;
         }
         let mut last = Vec::with_capacity(segments.len());

@@ -1,0 +1,391 @@
+//! Products by Q4_K and Q6_K weights on AVX-512 VNNI, from tiles that keep
+//! the weights as compact as the file has them.
+//!
+//! candle 0.11 multiplies these formats on such CPUs with tiles of 16 rows
+//! (one `vpdpbusd` gives 16 outputs for 4 inputs), but it widens each
+//! row's scales to `f32` per sub-block and Q6_K's 6-bit values to bytes:
+//! 6.0 bits a weight for Q4_K (the file: 4.5) and 10.0 for Q6_K (6.56),
+//! kept beside the file's own copy. A decode step reads every weight once,
+//! so it runs at the speed memory hands them over, and those extra bits
+//! were a third more to read (1.37 GB a token for Qwen2.5-1.5B Q4_K_M
+//! against the file's 0.98) and two copies of the model in memory.
+//!
+//! The tiles here keep candle's order of values (so the same instructions
+//! multiply them) but the file's own 6-bit scales and mins as bytes and
+//! Q6_K's top two bits packed four to a byte: 4.75 and 6.63 bits a weight.
+//! Scales are widened in registers, as candle widened them at load, with
+//! the same `f32` operations in the same order: every product is the one
+//! candle's kernel gives, bit for bit (the tests hold it to that), so no
+//! model's path moves. As with candle's tiles, a row's result does not
+//! depend on the rows multiplied beside it (what a repeatable path needs,
+//! EVALS.md section 44); unlike them, one row takes the same kernel as
+//! several, so a lone Q6_K row no longer has to be multiplied twice.
+
+use candle_core::quantized::{GgmlDType, QTensor};
+use candle_core::{Device, Tensor};
+
+use super::qwen2::Result;
+
+#[cfg(target_arch = "x86_64")]
+mod kernels;
+mod pack;
+
+use pack::{pack_q4k, pack_q6k};
+
+/// Weight rows per tile.
+const TILE_N: usize = 16;
+/// Values per superblock (the k-quants' block).
+const QK_K: usize = 256;
+/// Activation rows multiplied against one loaded tile.
+const MAX_MT: usize = 4;
+/// Bytes of one Q4_K block: `d`, `dmin` (f16), 12 bytes of 6-bit scales
+/// and mins, 128 bytes of 4-bit values.
+const Q4K_BLOCK: usize = 144;
+/// Bytes of one Q6_K block: 128 bytes of low 4 bits, 64 of high 2 bits,
+/// 16 signed scales, `d` (f16).
+const Q6K_BLOCK: usize = 210;
+
+/// One superblock of 16 Q4_K rows.
+#[repr(C, align(64))]
+struct TileQ4K {
+    /// `[k8-group (32)][row (16)][4 bytes]`; byte `j` of a group `g` holds
+    /// value `8g + j` in its low nibble and `8g + j + 4` in its high one.
+    qs: [u8; QK_K / 8 * TILE_N * 4],
+    /// 6-bit scale of each sub-block of 32 values, per row.
+    scales: [[u8; TILE_N]; 8],
+    /// 6-bit min of each sub-block, per row.
+    mins: [[u8; TILE_N]; 8],
+    d: [f32; TILE_N],
+    dmin: [f32; TILE_N],
+}
+
+/// One superblock of 16 Q6_K rows (values `v - 32`, `v` in 0..64).
+#[repr(C, align(64))]
+struct TileQ6K {
+    /// Low 4 bits, laid out as [`TileQ4K::qs`].
+    low: [u8; QK_K / 8 * TILE_N * 4],
+    /// High 2 bits: `[k16-group (16)][row (16)][4 bytes]`; byte `j` of a
+    /// group `G` holds those of values `16G + j`, `+ 4`, `+ 8`, `+ 12`
+    /// in its bit pairs from the lowest.
+    high: [u8; QK_K / 16 * TILE_N * 4],
+    /// Signed scale of each sub-block of 16 values, per row.
+    scales: [[i8; TILE_N]; 16],
+    d: [f32; TILE_N],
+}
+
+impl TileQ4K {
+    fn zeroed() -> Self {
+        Self {
+            qs: [0; QK_K / 8 * TILE_N * 4],
+            scales: [[0; TILE_N]; 8],
+            mins: [[0; TILE_N]; 8],
+            d: [0.0; TILE_N],
+            dmin: [0.0; TILE_N],
+        }
+    }
+}
+
+impl TileQ6K {
+    fn zeroed() -> Self {
+        Self {
+            low: [0; QK_K / 8 * TILE_N * 4],
+            high: [0; QK_K / 16 * TILE_N * 4],
+            scales: [[0; TILE_N]; 16],
+            d: [0.0; TILE_N],
+        }
+    }
+}
+
+/// A weight matrix in tiles.
+enum Packed {
+    Q4K(Vec<TileQ4K>),
+    Q6K(Vec<TileQ6K>),
+}
+
+/// A Q4_K or Q6_K weight `[n, k]` packed for [`Tiled::forward`].
+pub(super) struct Tiled {
+    packed: Packed,
+    n: usize,
+    k: usize,
+}
+
+/// An activation row's superblock in 8 bits (llama.cpp's and candle's
+/// Q8_K): `qs × d`, with the sums of each 16 values.
+#[derive(Clone)]
+struct Q8K {
+    d: f32,
+    qs: [i8; QK_K],
+    bsums: [i16; QK_K / 16],
+}
+
+/// Whether this CPU runs the tiles' kernel (AVX-512 with VNNI), checked
+/// once.
+pub(super) fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *OK.get_or_init(|| {
+            is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vnni")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+impl Tiled {
+    /// `weight` in tiles, or `None` when this CPU or this weight does not
+    /// take them (another format, rows not a multiple of 16, columns not
+    /// of 256).
+    pub(super) fn new(weight: &QTensor) -> Result<Option<Self>> {
+        let (n, k) = weight.shape().dims2()?;
+        let fits = n % TILE_N == 0 && k % QK_K == 0 && k > 0;
+        if !available() || !fits {
+            return Ok(None);
+        }
+        let data = weight.data()?;
+        let packed = match weight.dtype() {
+            GgmlDType::Q4K => Packed::Q4K(pack_q4k(&data, n, k)?),
+            GgmlDType::Q6K => Packed::Q6K(pack_q6k(&data, n, k)?),
+            _ => return Ok(None),
+        };
+        Ok(Some(Self { packed, n, k }))
+    }
+
+    /// `x` (`[rows, k]`, `f32`) times the weight: `[rows, n]`.
+    pub(super) fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let [out] = Self::forward_many([self], x)?;
+        Ok(out)
+    }
+
+    /// `x` times each of `weights` (all `k` wide): each product as
+    /// [`Tiled::forward`] gives it, bit for bit, with `x` quantized once
+    /// and every weight's tiles shared out in one parallel region (q, k
+    /// and v of a layer; gate and up).
+    pub(super) fn forward_many<const N: usize>(
+        weights: [&Tiled; N],
+        x: &Tensor,
+    ) -> Result<[Tensor; N]> {
+        let (m, k) = x.dims2()?;
+        if let Some(w) = weights.iter().find(|w| w.k != k) {
+            candle_core::bail!("a product of {k} inputs by a weight of {}", w.k);
+        }
+        let x = x.contiguous()?;
+        let values = x.flatten_all()?.to_vec1::<f32>()?;
+        let kb = k / QK_K;
+        let acts: Vec<Q8K> = values.chunks_exact(QK_K).map(quantize).collect();
+        let mut outs: [Vec<f32>; N] = std::array::from_fn(|i| vec![0f32; m * weights[i].n]);
+        let m_units = m.div_ceil(MAX_MT);
+        // Weight i's units start at firsts[i]; its output at dsts[i].
+        let mut firsts = [0usize; N];
+        let mut total = 0;
+        for (first, w) in firsts.iter_mut().zip(&weights) {
+            *first = total;
+            total += w.n / TILE_N * m_units;
+        }
+        let dsts: [usize; N] = std::array::from_fn(|i| outs[i].as_mut_ptr() as usize);
+        let acts = &acts;
+        candle_core::utils::barrier_pool().execute_chunked(total, |units| {
+            for unit in units {
+                let i = firsts.iter().rposition(|&f| unit >= f).unwrap_or(0);
+                let (w, local) = (weights[i], unit - firsts[i]);
+                let nt = local / m_units;
+                let m0 = local % m_units * MAX_MT;
+                let mt = (m - m0).min(MAX_MT);
+                let rows: [&[Q8K]; MAX_MT] = std::array::from_fn(|r| {
+                    let row = (m0 + r).min(m - 1);
+                    &acts[row * kb..(row + 1) * kb]
+                });
+                // SAFETY: `available()` held when the tiles were made;
+                // each unit writes only its own rows `m0..m0 + mt` of its
+                // own columns `nt * 16..` of its own weight's output.
+                #[cfg(target_arch = "x86_64")]
+                #[allow(unsafe_code)]
+                unsafe {
+                    kernels::unit(&w.packed, &rows[..mt], kb, nt, dsts[i] as *mut f32, w.n, m0);
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                let _ = (w, rows, kb, nt, dsts, mt);
+            }
+        });
+        let mut out = Vec::with_capacity(N);
+        for (values, w) in outs.into_iter().zip(&weights) {
+            out.push(Tensor::from_vec(values, (m, w.n), &Device::Cpu)?);
+        }
+        Ok(out
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("one output per weight")))
+    }
+}
+
+/// One superblock of an activation row in 8 bits, exactly as candle's
+/// `BlockQ8K::from_float` quantizes it (the products must be candle's).
+fn quantize(xs: &[f32]) -> Q8K {
+    let (mut max, mut amax) = (0f32, 0f32);
+    for &x in xs {
+        if amax < x.abs() {
+            amax = x.abs();
+            max = x;
+        }
+    }
+    let mut block = Q8K {
+        d: 0.0,
+        qs: [0; QK_K],
+        bsums: [0; QK_K / 16],
+    };
+    if amax == 0.0 {
+        return block;
+    }
+    let iscale = -127f32 / max;
+    for (q, &x) in block.qs.iter_mut().zip(xs) {
+        *q = (iscale * x).round().clamp(-128.0, 127.0) as i8;
+    }
+    for (sum, values) in block.bsums.iter_mut().zip(block.qs.chunks_exact(16)) {
+        *sum = values.iter().map(|&v| i32::from(v)).sum::<i32>() as i16;
+    }
+    block.d = 1.0 / iscale;
+    block
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::quantized::QMatMul;
+    use candle_core::Module;
+
+    fn rows(t: &Tensor) -> Vec<Vec<f32>> {
+        t.to_vec2::<f32>().unwrap()
+    }
+
+    #[test]
+    fn tiles_multiply_as_candle_does_bit_for_bit_and_a_row_alike_alone() {
+        if !available() {
+            eprintln!("this CPU has no AVX-512 VNNI: the tiles are not used here");
+            return;
+        }
+        let cpu = Device::Cpu;
+        let values = Tensor::randn(0f32, 1.0, (48, 512), &cpu).unwrap();
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+            let weight = QTensor::quantize(&values, dtype).unwrap();
+            let tiled = Tiled::new(&weight).unwrap().expect("tiles on this CPU");
+            let candle = QMatMul::from_qtensor(weight).unwrap();
+            // Several rows: candle's own tiles (one row of Q6_K it takes
+            // elsewhere), and every row alone is the same row.
+            for m in [2, 3, 4, 5, 9] {
+                let x = Tensor::randn(0f32, 1.0, (m, 512), &cpu).unwrap();
+                let ours = rows(&tiled.forward(&x).unwrap());
+                assert_eq!(
+                    ours,
+                    rows(&candle.forward(&x).unwrap()),
+                    "{dtype:?}, {m} rows"
+                );
+                for (i, row) in ours.iter().enumerate() {
+                    let alone = tiled.forward(&x.narrow(0, i, 1).unwrap()).unwrap();
+                    assert_eq!(&rows(&alone)[0], row, "{dtype:?} row {i} of {m}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn weights_multiplied_together_give_each_product_bit_for_bit() {
+        if !available() {
+            return;
+        }
+        let cpu = Device::Cpu;
+        let weight = |rows: usize, dtype| {
+            let values = Tensor::randn(0f32, 1.0, (rows, 512), &cpu).unwrap();
+            Tiled::new(&QTensor::quantize(&values, dtype).unwrap())
+                .unwrap()
+                .unwrap()
+        };
+        let (q, k, v) = (
+            weight(64, GgmlDType::Q4K),
+            weight(16, GgmlDType::Q4K),
+            weight(32, GgmlDType::Q6K),
+        );
+        for m in [1, 3, 6] {
+            let x = Tensor::randn(0f32, 1.0, (m, 512), &cpu).unwrap();
+            let together = Tiled::forward_many([&q, &k, &v], &x).unwrap();
+            for (out, w) in together.iter().zip([&q, &k, &v]) {
+                assert_eq!(rows(out), rows(&w.forward(&x).unwrap()), "{m} rows");
+            }
+        }
+        let narrow = Tiled::new(
+            &QTensor::quantize(
+                &Tensor::randn(0f32, 1.0, (16, 256), &cpu).unwrap(),
+                GgmlDType::Q4K,
+            )
+            .unwrap(),
+        )
+        .unwrap()
+        .unwrap();
+        let x = Tensor::randn(0f32, 1.0, (1, 512), &cpu).unwrap();
+        let err = Tiled::forward_many([&q, &narrow], &x)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("512 inputs by a weight of 256"), "{err}");
+    }
+
+    #[test]
+    fn products_are_close_to_the_dequantized_weights() {
+        if !available() {
+            return;
+        }
+        let cpu = Device::Cpu;
+        let values = Tensor::randn(0f32, 1.0, (32, 768), &cpu).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (3, 768), &cpu).unwrap();
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+            let weight = QTensor::quantize(&values, dtype).unwrap();
+            let exact = x
+                .matmul(&weight.dequantize(&cpu).unwrap().t().unwrap())
+                .unwrap();
+            let ours = Tiled::new(&weight).unwrap().unwrap().forward(&x).unwrap();
+            let scale = exact
+                .abs()
+                .unwrap()
+                .max_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap();
+            let moved = (ours - &exact)
+                .unwrap()
+                .abs()
+                .unwrap()
+                .max_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap();
+            assert!(moved <= 0.02 * scale, "{dtype:?}: moved {moved} of {scale}");
+        }
+    }
+
+    #[test]
+    fn weights_the_tiles_do_not_take_are_left_to_candle() {
+        let cpu = Device::Cpu;
+        let odd_rows = Tensor::randn(0f32, 1.0, (24, 256), &cpu).unwrap();
+        let q4k = QTensor::quantize(&odd_rows, GgmlDType::Q4K).unwrap();
+        assert!(
+            Tiled::new(&q4k).unwrap().is_none(),
+            "24 rows are not whole tiles"
+        );
+        let square = Tensor::randn(0f32, 1.0, (32, 256), &cpu).unwrap();
+        let q8 = QTensor::quantize(&square, GgmlDType::Q8_0).unwrap();
+        assert!(Tiled::new(&q8).unwrap().is_none(), "Q8_0 is candle's");
+    }
+
+    #[test]
+    fn a_wrong_width_is_an_error() {
+        if !available() {
+            return;
+        }
+        let cpu = Device::Cpu;
+        let values = Tensor::randn(0f32, 1.0, (16, 256), &cpu).unwrap();
+        let weight = QTensor::quantize(&values, GgmlDType::Q4K).unwrap();
+        let tiled = Tiled::new(&weight).unwrap().unwrap();
+        let x = Tensor::randn(0f32, 1.0, (1, 512), &cpu).unwrap();
+        let err = tiled.forward(&x).unwrap_err().to_string();
+        assert!(err.contains("512 inputs by a weight of 256"), "{err}");
+    }
+}

@@ -1,0 +1,144 @@
+//! Q4_K and Q6_K weights, as the GGUF file stores them, into tiles of 16
+//! rows ([`TileQ4K`], [`TileQ6K`]), on candle's threads.
+
+use half::f16;
+
+use super::{TileQ4K, TileQ6K, Q4K_BLOCK, Q6K_BLOCK, QK_K, TILE_N};
+use crate::native::qwen2::Result;
+
+/// `make(0..count)` in order, made on as many threads as candle's pool
+/// has, each a contiguous share (packing the 1.5B model on one thread
+/// added a second to every load).
+fn in_parallel<T: Send>(count: usize, zero: fn() -> T, make: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let mut out: Vec<T> = (0..count).map(|_| zero()).collect();
+    let share = count
+        .div_ceil(candle_core::utils::get_num_threads().max(1))
+        .max(1);
+    std::thread::scope(|scope| {
+        for (part, slots) in out.chunks_mut(share).enumerate() {
+            let make = &make;
+            scope.spawn(move || {
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    *slot = make(part * share + i);
+                }
+            });
+        }
+    });
+    out
+}
+
+/// The f16 at `bytes[at..at + 2]`, widened.
+fn f16_at(bytes: &[u8], at: usize) -> f32 {
+    f16::from_le_bytes([bytes[at], bytes[at + 1]]).to_f32()
+}
+
+/// The blocks of `data` for a weight `[n, k]` of `block` bytes each, or
+/// an error when the tensor holds another number of bytes.
+fn blocks<'a>(
+    data: &'a [u8],
+    n: usize,
+    k: usize,
+    block: usize,
+) -> Result<impl Fn(usize, usize) -> &'a [u8] + 'a> {
+    let kb = k / QK_K;
+    if data.len() != n * kb * block {
+        candle_core::bail!(
+            "a weight [{n}, {k}] of {} bytes, not {}",
+            data.len(),
+            n * kb * block
+        );
+    }
+    Ok(move |row: usize, b: usize| &data[(row * kb + b) * block..][..block])
+}
+
+/// 6-bit scale and min `j` of a Q4_K block's 12 packed bytes.
+fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+    if j < 4 {
+        (q[j] & 63, q[j + 4] & 63)
+    } else {
+        (
+            (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4),
+            (q[j + 4] >> 4) | ((q[j] >> 6) << 4),
+        )
+    }
+}
+
+pub(super) fn pack_q4k(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ4K>> {
+    let block = blocks(data, n, k, Q4K_BLOCK)?;
+    let kb = k / QK_K;
+    Ok(in_parallel(n / TILE_N * kb, TileQ4K::zeroed, |i| {
+        let (t, b) = (i / kb, i % kb);
+        let mut tile = TileQ4K::zeroed();
+        for r in 0..TILE_N {
+            let blk = block(t * TILE_N + r, b);
+            tile.d[r] = f16_at(blk, 0);
+            tile.dmin[r] = f16_at(blk, 2);
+            let (packed_scales, qs) = (&blk[4..16], &blk[16..]);
+            for sub in 0..8 {
+                let (scale, min) = scale_min_k4(sub, packed_scales);
+                tile.scales[sub][r] = scale;
+                tile.mins[sub][r] = min;
+            }
+            // 32-byte chunk c: values 64c.. in the low nibbles,
+            // 64c + 32.. in the high ones.
+            let value = |i: usize| {
+                let byte = qs[i / 64 * 32 + i % 32];
+                if i % 64 < 32 {
+                    byte & 0x0F
+                } else {
+                    byte >> 4
+                }
+            };
+            for g in 0..QK_K / 8 {
+                for j in 0..4 {
+                    tile.qs[(g * TILE_N + r) * 4 + j] =
+                        value(g * 8 + j) | (value(g * 8 + j + 4) << 4);
+                }
+            }
+        }
+        tile
+    }))
+}
+
+pub(super) fn pack_q6k(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6K>> {
+    let block = blocks(data, n, k, Q6K_BLOCK)?;
+    let kb = k / QK_K;
+    Ok(in_parallel(n / TILE_N * kb, TileQ6K::zeroed, |i| {
+        let (t, b) = (i / kb, i % kb);
+        let mut tile = TileQ6K::zeroed();
+        for r in 0..TILE_N {
+            let blk = block(t * TILE_N + r, b);
+            let (ql, qh) = (&blk[..128], &blk[128..192]);
+            for sub in 0..16 {
+                tile.scales[sub][r] = blk[192 + sub] as i8;
+            }
+            tile.d[r] = f16_at(blk, 208);
+            // Each 128-value half: ql 64 bytes, qh 32 bytes.
+            let mut values = [0u8; QK_K];
+            for h in 0..2 {
+                let (ql, qh) = (&ql[h * 64..], &qh[h * 32..]);
+                for j in 0..32 {
+                    let v = &mut values[h * 128..];
+                    v[j] = (ql[j] & 0x0F) | ((qh[j] & 3) << 4);
+                    v[j + 32] = (ql[j + 32] & 0x0F) | (((qh[j] >> 2) & 3) << 4);
+                    v[j + 64] = (ql[j] >> 4) | (((qh[j] >> 4) & 3) << 4);
+                    v[j + 96] = (ql[j + 32] >> 4) | (((qh[j] >> 6) & 3) << 4);
+                }
+            }
+            for g in 0..QK_K / 8 {
+                for j in 0..4 {
+                    tile.low[(g * TILE_N + r) * 4 + j] =
+                        (values[g * 8 + j] & 0x0F) | ((values[g * 8 + j + 4] & 0x0F) << 4);
+                }
+            }
+            for g in 0..QK_K / 16 {
+                for j in 0..4 {
+                    let top = |i: usize| values[g * 16 + i * 4 + j] >> 4;
+                    tile.high[(g * TILE_N + r) * 4 + j] =
+                        top(0) | (top(1) << 2) | (top(2) << 4) | (top(3) << 6);
+                }
+            }
+        }
+        tile
+    }))
+}
