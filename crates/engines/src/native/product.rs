@@ -91,9 +91,10 @@ impl Product {
     /// each gives, bit for bit. Several rows (a prompt's chunk, requests
     /// decoding together) go in one pass when all weights are in tiles
     /// ([`Tiled::forward_many`]: `x` quantized once, one parallel region):
-    /// the first read of a prompt ran 10–25 % faster so, in 9 pairs of
-    /// runs (BENCHMARKS.md, session 51). One row goes one product after
-    /// another: fused, a lone decode step was slower in 5 of 6 pairs.
+    /// the first read of a prompt ran 10–25 % faster so in 11 of 12 pairs
+    /// of runs, the other equal (BENCHMARKS.md, session 51). One row goes
+    /// one product after another: fused, a lone decode step was slower in
+    /// 7 of 9 pairs.
     pub(super) fn together<const N: usize>(
         products: [&Product; N],
         x: &Tensor,
