@@ -121,6 +121,16 @@ impl Product {
     }
 }
 
+/// The largest magnitude in `t` (the tests' measure of how far a product
+/// moved).
+#[cfg(test)]
+pub(super) fn max_abs(t: &Tensor) -> f32 {
+    t.abs()
+        .and_then(|a| a.max_all())
+        .and_then(|m| m.to_scalar::<f32>())
+        .expect("a float tensor")
+}
+
 /// Whether candle multiplies by weights of `dtype` without SIMD on the
 /// CPU: its legacy 4- and 5-bit formats with an offset or a fifth bit
 /// (Q4_1, Q5_0, Q5_1) have only scalar dot products, an order of magnitude
@@ -216,21 +226,7 @@ mod tests {
         };
         assert_eq!(weight.dtype(), GgmlDType::Q8_0);
         let after = fast.forward(&input).unwrap();
-        let scale = before
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        let moved = (after - &before)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
+        let (scale, moved) = (max_abs(&before), max_abs(&(after - &before).unwrap()));
         assert!(moved <= 0.02 * scale, "moved {moved} of {scale}");
         // A vectorised format is kept as it is (in tiles where they run).
         let q4k = QTensor::quantize(&values, GgmlDType::Q4K).unwrap();
