@@ -130,10 +130,11 @@ impl Split {
     /// For `rows` (token, kv head) pairs of `group` query heads each, on
     /// `threads` threads.
     fn new(rows: usize, group: usize, threads: usize) -> Self {
-        let wanted = threads.div_ceil(rows.max(1)).clamp(1, group.max(1));
-        let heads = group.max(1).div_ceil(wanted);
+        let group = group.max(1);
+        let wanted = threads.div_ceil(rows.max(1)).clamp(1, group);
+        let heads = group.div_ceil(wanted);
         Self {
-            parts: group.max(1).div_ceil(heads),
+            parts: group.div_ceil(heads),
             heads,
         }
     }
@@ -447,6 +448,7 @@ fn fold(mut lanes: [f32; LANES]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::native::test_util::rows;
 
     /// `[1, heads, len, dim]` random queries and `[1, kv heads, len, dim]`
     /// keys and values.
@@ -454,10 +456,6 @@ mod tests {
         let cpu = Device::Cpu;
         [heads, kv_heads, kv_heads]
             .map(|h| Tensor::randn(0f32, 1.0, (1, h, len, dim), &cpu).unwrap())
-    }
-
-    fn rows(t: Tensor) -> Vec<Vec<f32>> {
-        t.to_vec2::<f32>().unwrap()
     }
 
     #[test]
@@ -473,7 +471,7 @@ mod tests {
         // Two kv heads of three query heads each, 21 positions.
         let (heads, kv_heads, len) = (6, 2, 21);
         let [q, k, v] = inputs(heads, kv_heads, len, dim);
-        let whole = rows(attend(&q, &k, &v, 0).unwrap());
+        let whole = rows(&attend(&q, &k, &v, 0).unwrap());
         // The same tokens in chunks 1, 7, 13: each chunk sees every key
         // before it (the cached prefix) and its own.
         let mut chunked = Vec::new();
@@ -481,11 +479,11 @@ mod tests {
             let chunk_q = q.narrow(2, start, n).unwrap();
             let seen = start + n;
             let (keys, values) = (k.narrow(2, 0, seen).unwrap(), v.narrow(2, 0, seen).unwrap());
-            chunked.extend(rows(attend(&chunk_q, &keys, &values, start).unwrap()));
+            chunked.extend(rows(&attend(&chunk_q, &keys, &values, start).unwrap()));
         }
         assert_eq!(chunked, whole, "bit for bit in any chunks");
         // Keys held beyond what a token may see change nothing.
-        let early = rows(attend(&q.narrow(2, 0, 5).unwrap(), &k, &v, 0).unwrap());
+        let early = rows(&attend(&q.narrow(2, 0, 5).unwrap(), &k, &v, 0).unwrap());
         assert_eq!(early, whole[..5]);
 
         let (q, k, v) = (
@@ -528,7 +526,7 @@ mod tests {
             let one = |n: usize, threads: usize, tile: usize| {
                 let position = len - n;
                 rows(
-                    attend_in(
+                    &attend_in(
                         &q.narrow(2, position, n).unwrap(),
                         &k,
                         &v,

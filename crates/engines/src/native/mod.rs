@@ -32,6 +32,8 @@ mod kv;
 mod product;
 mod qwen2;
 mod runaway;
+#[cfg(test)]
+mod test_util;
 mod tiles;
 mod tokenizer;
 

@@ -121,16 +121,6 @@ impl Product {
     }
 }
 
-/// The largest magnitude in `t` (the tests' measure of how far a product
-/// moved).
-#[cfg(test)]
-pub(super) fn max_abs(t: &Tensor) -> f32 {
-    t.abs()
-        .and_then(|a| a.max_all())
-        .and_then(|m| m.to_scalar::<f32>())
-        .expect("a float tensor")
-}
-
 /// Whether candle multiplies by weights of `dtype` without SIMD on the
 /// CPU: its legacy 4- and 5-bit formats with an offset or a fifth bit
 /// (Q4_1, Q5_0, Q5_1) have only scalar dot products, an order of magnitude
@@ -157,16 +147,12 @@ fn requantize(weight: &QTensor) -> Result<QTensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rows(t: &Tensor) -> Vec<Vec<f32>> {
-        t.to_vec2::<f32>().unwrap()
-    }
+    use crate::native::test_util::{max_abs, quantized, random, rows};
 
     #[test]
     fn a_row_s_product_is_the_same_alone_or_among_others() {
-        let cpu = Device::Cpu;
-        let values = Tensor::randn(0f32, 1.0, (64, 256), &cpu).unwrap();
-        let input = Tensor::randn(0f32, 1.0, (5, 256), &cpu).unwrap();
+        let values = random(64, 256);
+        let input = random(5, 256);
         for dtype in [
             GgmlDType::Q4K,
             GgmlDType::Q6K,
@@ -184,18 +170,14 @@ mod tests {
 
     #[test]
     fn products_taken_together_are_each_product_bit_for_bit() {
-        let cpu = Device::Cpu;
-        let weight = |rows: usize, dtype| {
-            let values = Tensor::randn(0f32, 1.0, (rows, 256), &cpu).unwrap();
-            Product::new(QTensor::quantize(&values, dtype).unwrap()).unwrap()
-        };
+        let weight = |rows: usize, dtype| Product::new(quantized(rows, 256, dtype)).unwrap();
         let (q4, q6, q8) = (
             weight(32, GgmlDType::Q4K),
             weight(16, GgmlDType::Q6K),
             weight(32, GgmlDType::Q8_0),
         );
         for m in [1, 4] {
-            let x = Tensor::randn(0f32, 1.0, (m, 256), &cpu).unwrap();
+            let x = random(m, 256);
             // All in tiles (where the CPU takes them), and one left to candle.
             let [a, b] = Product::together([&q4, &q6], &x).unwrap();
             let [c, d] = Product::together([&q4, &q8], &x).unwrap();
@@ -208,9 +190,8 @@ mod tests {
 
     #[test]
     fn weights_in_a_scalar_only_format_are_requantized_and_multiply_as_before() {
-        let cpu = Device::Cpu;
-        let values = Tensor::randn(0f32, 1.0, (64, 256), &cpu).unwrap();
-        let input = Tensor::randn(0f32, 1.0, (3, 256), &cpu).unwrap();
+        let values = random(64, 256);
+        let input = random(3, 256);
         let q5 = || QTensor::quantize(&values, GgmlDType::Q5_0).unwrap();
         let before = QMatMul::from_qtensor(q5())
             .unwrap()

@@ -251,13 +251,9 @@ fn quantize(xs: &[f32]) -> Q8K {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::product::max_abs;
+    use crate::native::test_util::{max_abs, quantized, random, rows};
     use candle_core::quantized::QMatMul;
     use candle_core::Module;
-
-    fn rows(t: &Tensor) -> Vec<Vec<f32>> {
-        t.to_vec2::<f32>().unwrap()
-    }
 
     #[test]
     fn tiles_multiply_as_candle_does_bit_for_bit_and_a_row_alike_alone() {
@@ -265,8 +261,7 @@ mod tests {
             eprintln!("this CPU has no AVX-512 VNNI: the tiles are not used here");
             return;
         }
-        let cpu = Device::Cpu;
-        let values = Tensor::randn(0f32, 1.0, (48, 512), &cpu).unwrap();
+        let values = random(48, 512);
         for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
             let weight = QTensor::quantize(&values, dtype).unwrap();
             let tiled = Tiled::new(&weight).unwrap().expect("tiles on this CPU");
@@ -274,7 +269,7 @@ mod tests {
             // Several rows: candle's own tiles (one row of Q6_K it takes
             // elsewhere), and every row alone is the same row.
             for m in [2, 3, 4, 5, 9] {
-                let x = Tensor::randn(0f32, 1.0, (m, 512), &cpu).unwrap();
+                let x = random(m, 512);
                 let ours = rows(&tiled.forward(&x).unwrap());
                 assert_eq!(
                     ours,
@@ -294,35 +289,24 @@ mod tests {
         if !available() {
             return;
         }
-        let cpu = Device::Cpu;
-        let weight = |rows: usize, dtype| {
-            let values = Tensor::randn(0f32, 1.0, (rows, 512), &cpu).unwrap();
-            Tiled::new(&QTensor::quantize(&values, dtype).unwrap())
-                .unwrap()
-                .unwrap()
-        };
+        let weight =
+            |rows: usize, dtype| Tiled::new(&quantized(rows, 512, dtype)).unwrap().unwrap();
         let (q, k, v) = (
             weight(64, GgmlDType::Q4K),
             weight(16, GgmlDType::Q4K),
             weight(32, GgmlDType::Q6K),
         );
         for m in [1, 3, 6] {
-            let x = Tensor::randn(0f32, 1.0, (m, 512), &cpu).unwrap();
+            let x = random(m, 512);
             let together = Tiled::forward_many([&q, &k, &v], &x).unwrap();
             for (out, w) in together.iter().zip([&q, &k, &v]) {
                 assert_eq!(rows(out), rows(&w.forward(&x).unwrap()), "{m} rows");
             }
         }
-        let narrow = Tiled::new(
-            &QTensor::quantize(
-                &Tensor::randn(0f32, 1.0, (16, 256), &cpu).unwrap(),
-                GgmlDType::Q4K,
-            )
-            .unwrap(),
-        )
-        .unwrap()
-        .unwrap();
-        let x = Tensor::randn(0f32, 1.0, (1, 512), &cpu).unwrap();
+        let narrow = Tiled::new(&quantized(16, 256, GgmlDType::Q4K))
+            .unwrap()
+            .unwrap();
+        let x = random(1, 512);
         let err = Tiled::forward_many([&q, &narrow], &x)
             .unwrap_err()
             .to_string();
@@ -335,8 +319,7 @@ mod tests {
             return;
         }
         let cpu = Device::Cpu;
-        let values = Tensor::randn(0f32, 1.0, (32, 768), &cpu).unwrap();
-        let x = Tensor::randn(0f32, 1.0, (3, 768), &cpu).unwrap();
+        let (values, x) = (random(32, 768), random(3, 768));
         for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
             let weight = QTensor::quantize(&values, dtype).unwrap();
             let exact = x
@@ -351,15 +334,12 @@ mod tests {
 
     #[test]
     fn weights_the_tiles_do_not_take_are_left_to_candle() {
-        let cpu = Device::Cpu;
-        let odd_rows = Tensor::randn(0f32, 1.0, (24, 256), &cpu).unwrap();
-        let q4k = QTensor::quantize(&odd_rows, GgmlDType::Q4K).unwrap();
+        let q4k = quantized(24, 256, GgmlDType::Q4K);
         assert!(
             Tiled::new(&q4k).unwrap().is_none(),
             "24 rows are not whole tiles"
         );
-        let square = Tensor::randn(0f32, 1.0, (32, 256), &cpu).unwrap();
-        let q8 = QTensor::quantize(&square, GgmlDType::Q8_0).unwrap();
+        let q8 = quantized(32, 256, GgmlDType::Q8_0);
         assert!(Tiled::new(&q8).unwrap().is_none(), "Q8_0 is candle's");
     }
 }
