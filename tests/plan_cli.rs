@@ -90,6 +90,72 @@ async fn plan_runs_subtasks_and_prints_the_report() {
     assert!(run.stderr.contains("[plan] finished  s2"), "{}", run.stderr);
 }
 
+/// The merged chain's one executor: reads, writes, then finishes, and is
+/// asked for nothing else.
+fn merged_responder(req: &serde_json::Value) -> Reply {
+    let system = req["messages"][0]["content"].as_str().unwrap_or_default();
+    let prompt = common::messages_text(req);
+    if system.contains("You are the planner") {
+        return responder(req);
+    }
+    if !prompt.contains("Goal: read notes.txt\nThen: write summary.txt") {
+        return Reply::Status(400, "unexpected request".into());
+    }
+    match common::rounds_shown(req) {
+        0 => common::decision("read_file", json!({"path": "notes.txt"})),
+        1 => common::decision(
+            "write_file",
+            json!({"path": "summary.txt", "content": "ship it"}),
+        ),
+        _ => finish("wrote summary.txt"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_chain_merge_on_a_chain_one_role_can_do_runs_as_one_subtask() {
+    let roles = roles_dir(&["reader", "scribe"]);
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "ship it").unwrap();
+    let server = ScriptedServer::with_responder(merged_responder).await;
+    let run = hermes(
+        &[
+            "plan",
+            "Summarise notes.txt into summary.txt",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--steer",
+            "chain_merge=on",
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "finished");
+    let subtasks = report["subtasks"].as_array().unwrap();
+    assert_eq!(subtasks.len(), 1, "{report}");
+    assert_eq!(subtasks[0]["id"], "s1");
+    assert_eq!(subtasks[0]["role"], "reader");
+    assert_eq!(
+        subtasks[0]["goal"],
+        "read notes.txt\nThen: write summary.txt"
+    );
+    assert_eq!(subtasks[0]["rounds"], 3);
+    assert_eq!(report["result"], "wrote summary.txt");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("summary.txt")).unwrap(),
+        "ship it"
+    );
+    assert!(
+        run.stderr.contains("[plan] planned 1 subtask(s)"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// The analyst computes in `run_code` and finishes with the one word asked
 /// for; the scribe writes what the analyst's program printed only when its
 /// prompt shows it (the hand-over: `agent::printed`).

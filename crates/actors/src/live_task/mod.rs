@@ -125,10 +125,11 @@ impl LiveTask {
         let roles = config.roles.all();
         let llm = budgeted(config.models.default_model(), budget.as_ref());
         let temperature = config.limits.temperature;
+        let steers = config.limits.steer.clone();
         let messages = plan::plan_messages(&request.task, &roles);
         let plan_span = tracing::info_span!(parent: &span, "plan");
         ask_then_tell(cx.myself, id, plan_span, async move {
-            let asked = plan::request_plan(
+            let mut asked = plan::request_plan(
                 llm.as_ref(),
                 messages,
                 &roles,
@@ -136,6 +137,7 @@ impl LiveTask {
                 temperature,
             )
             .await;
+            plan::merge_chains_if_on(&steers, &mut asked, &roles);
             if let Err(e) = &asked.answer {
                 telemetry::set_error(&Span::current(), e.to_string());
             }

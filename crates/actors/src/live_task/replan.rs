@@ -153,11 +153,14 @@ impl LiveTask {
         let messages = plan::replan_messages(&context, &roles);
         let llm = budgeted(cx.config.models.default_model(), self.budget.as_ref());
         let temperature = cx.config.limits.temperature;
+        let steers = cx.config.limits.steer.clone();
         let failed = id.to_string();
         let span =
             tracing::info_span!(parent: &self.span, "replan", hermes.failed_subtask = %failed);
         ask_then_tell(cx.myself, self.id, span, async move {
-            let plan = plan::request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
+            let mut plan =
+                plan::request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
+            plan::merge_chains_if_on(&steers, &mut plan, &roles);
             if let Err(e) = &plan.answer {
                 telemetry::set_error(&Span::current(), e.to_string());
             }

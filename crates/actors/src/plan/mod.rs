@@ -1,16 +1,19 @@
 //! Plans, as plain code: what a plan is and how it is read from the model's
 //! reply (`subtask.rs`), the repairs made to it without a model call
-//! (`repair.rs`), the checks it must pass (`validate.rs`), the prompts that
+//! (`repair.rs`), the checks it must pass (`validate.rs`), the chains one
+//! role can do alone joined into one subtask (`merge.rs`), the prompts that
 //! ask for one (`prompts.rs`), and the model calls that ask, repair,
 //! validate and re-ask (`ask.rs`). Nothing here knows about actors.
 
 mod ask;
+mod merge;
 mod prompts;
 mod repair;
 mod subtask;
 mod validate;
 
 pub use ask::{plan_schema, request_answer, request_plan, AnswerError, Asked, IdRules, PlanError};
+pub use merge::{merge_chains, merge_chains_if_on};
 pub use prompts::{
     final_messages, plan_errors_message, plan_messages, replan_messages, ReplanContext,
 };

@@ -31,6 +31,7 @@
 //! [`JournalEntry::redraw`] (answers drawn again, or drawn to vote).
 
 pub mod answer_check;
+pub mod chain_merge;
 pub mod code_judge;
 pub mod code_reads;
 pub mod code_redraw;
@@ -305,6 +306,7 @@ pub static ALL: &[&dyn Steer] = &[
     &input_preview::InputPreview,
     &code_reads::CodeReads,
     &owned_files::OwnedFiles,
+    &chain_merge::ChainMerge,
     &code_retry::CodeRetry,
     &code_redraw::CodeRedraw,
     &code_vote::CodeVote,
