@@ -324,6 +324,15 @@ impl Dag {
             .collect()
     }
 
+    /// The plans of the subtasks that finished.
+    pub fn finished_specs(&self) -> Vec<PlannedSubtask> {
+        self.slots
+            .iter()
+            .filter(|s| s.state == SubtaskStatus::Finished)
+            .map(|s| s.spec.clone())
+            .collect()
+    }
+
     /// Every id ever used in this task.
     pub fn all_ids(&self) -> HashSet<String> {
         self.slots.iter().map(|s| s.spec.id.clone()).collect()

@@ -141,6 +141,7 @@ impl LiveTask {
             settled: self.dag.settled_ids(&replaced),
             taken: self.dag.all_ids(),
             failed: Some((failed.spec.clone(), why)),
+            completed: self.dag.finished_specs(),
         };
         let context = ReplanContext {
             task: &self.dag.task,

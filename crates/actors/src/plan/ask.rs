@@ -56,6 +56,10 @@ pub struct IdRules {
     pub taken: HashSet<String>,
     /// The failed subtask a revised plan replaces, and why it failed.
     pub failed: Option<(PlannedSubtask, String)>,
+    /// The subtasks that finished: a revised plan's subtask that is one of
+    /// them again is left out, and what depended on it depends on the
+    /// finished one (completed work is never redone).
+    pub completed: Vec<PlannedSubtask>,
 }
 
 /// What [`request_plan`] adds to a repeated subtask's goal.
@@ -83,6 +87,39 @@ fn repeats(subtasks: &[PlannedSubtask], ids: &IdRules) -> Vec<usize> {
     (0..subtasks.len())
         .filter(|&i| same_work(&subtasks[i], failed))
         .collect()
+}
+
+/// Leaves out of a revised plan each subtask that is the same work as a
+/// finished one (`completed`), pointing what depended on it at the
+/// finished subtask; returns one line per subtask left out. A plan that
+/// would be left with nothing is left as it is.
+fn drop_redone(subtasks: &mut Vec<PlannedSubtask>, completed: &[PlannedSubtask]) -> Vec<String> {
+    let done = |s: &PlannedSubtask| completed.iter().find(|c| same_work(s, c));
+    if subtasks.iter().all(|s| done(s).is_some()) {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    let mut moved: Vec<(String, String)> = Vec::new();
+    subtasks.retain(|s| match done(s) {
+        Some(finished) => {
+            lines.push(format!(
+                "subtask `{}` is finished subtask `{}` again; its result is kept instead",
+                s.id, finished.id
+            ));
+            moved.push((s.id.clone(), finished.id.clone()));
+            false
+        }
+        None => true,
+    });
+    for s in subtasks.iter_mut() {
+        for dep in s.depends_on.iter_mut() {
+            if let Some((_, finished)) = moved.iter().find(|(gone, _)| gone == dep) {
+                *dep = finished.clone();
+            }
+        }
+        s.depends_on.dedup();
+    }
+    lines
 }
 
 /// A model call's answer and the tokens it cost (also when it failed).
@@ -142,6 +179,9 @@ pub async fn request_plan(
                 // A repeat is sent back once; after that it goes out with
                 // why it failed, so the executor at least knows.
                 if errors.is_empty() && (repeated.is_empty() || attempt == 1) {
+                    for line in drop_redone(&mut subtasks, &ids.completed) {
+                        tracing::info!(attempt, "plan: {line}");
+                    }
                     if let Some((_, why)) = &ids.failed {
                         for i in repeated {
                             let goal = &mut subtasks[i].goal;

@@ -190,6 +190,55 @@ async fn a_replan_that_repeats_the_failed_subtask_is_sent_back_then_annotated() 
     );
 }
 
+#[tokio::test]
+async fn a_replan_that_redoes_a_finished_subtask_keeps_the_finished_one_instead() {
+    use hermes_core::llm::ScriptedLlm;
+    let finished = PlannedSubtask {
+        goal: "Find the owner of every project in projects/.".into(),
+        ..sub("s1", "researcher", &[])
+    };
+    let ids = IdRules {
+        settled: ["s1".to_string()].into(),
+        taken: ["s1".to_string(), "s2".to_string()].into(),
+        failed: Some((
+            sub("s2", "writer", &["s1"]),
+            "stopped by the repetition guard after 6 round(s)".into(),
+        )),
+        completed: vec![finished],
+    };
+    // The model sends the finished reader back under a new id, and a new
+    // writer that depends on the copy.
+    let reply = serde_json::json!({"subtasks": [
+        {"id": "s3", "role": "researcher", "goal": "find the owner of every project in projects/", "depends_on": []},
+        {"id": "s4", "role": "writer", "goal": "Write owners.md from the owners found.", "outputs": ["owners.md"], "depends_on": ["s3"]}
+    ]})
+    .to_string();
+    let llm = ScriptedLlm::new(vec![reply]);
+    let plan = request_plan(&llm, vec![], &roles(), &ids, 0.0)
+        .await
+        .answer
+        .unwrap();
+    assert_eq!(plan.len(), 1, "{plan:?}");
+    assert_eq!(plan[0].id, "s4");
+    assert_eq!(
+        plan[0].depends_on,
+        ["s1"],
+        "the finished reader's result is used"
+    );
+    // A plan that would be left with nothing is taken as it is.
+    let only_copy = serde_json::json!({"subtasks": [
+        {"id": "s3", "role": "researcher", "goal": "Find the owner of every project in projects/.", "depends_on": []}
+    ]})
+    .to_string();
+    let llm = ScriptedLlm::new(vec![only_copy]);
+    let plan = request_plan(&llm, vec![], &roles(), &ids, 0.0)
+        .await
+        .answer
+        .unwrap();
+    assert_eq!(plan.len(), 1);
+    assert_eq!(plan[0].id, "s3");
+}
+
 #[test]
 fn plan_schema_asks_for_outputs_before_dependencies() {
     let schema = plan_schema(&roles());
