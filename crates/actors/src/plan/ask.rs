@@ -112,12 +112,17 @@ fn drop_redone(subtasks: &mut Vec<PlannedSubtask>, completed: &[PlannedSubtask])
         None => true,
     });
     for s in subtasks.iter_mut() {
-        for dep in s.depends_on.iter_mut() {
-            if let Some((_, finished)) = moved.iter().find(|(gone, _)| gone == dep) {
-                *dep = finished.clone();
+        let mut deps: Vec<String> = Vec::with_capacity(s.depends_on.len());
+        for dep in s.depends_on.drain(..) {
+            let dep = match moved.iter().find(|(gone, _)| *gone == dep) {
+                Some((_, finished)) => finished.clone(),
+                None => dep,
+            };
+            if !deps.contains(&dep) {
+                deps.push(dep);
             }
         }
-        s.depends_on.dedup();
+        s.depends_on = deps;
     }
     lines
 }
