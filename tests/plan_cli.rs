@@ -45,25 +45,35 @@ fn responder(req: &serde_json::Value) -> Reply {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn plan_runs_subtasks_and_prints_the_report() {
+/// `hermes plan --json` on "Summarise notes.txt into summary.txt" with a
+/// reader and a scribe, a workspace holding notes.txt, `responder` as the
+/// model and `extra` flags; the run and its workspace.
+async fn plan_summary(
+    responder: fn(&serde_json::Value) -> Reply,
+    extra: &[&str],
+) -> (common::Run, tempfile::TempDir) {
     let roles = roles_dir(&["reader", "scribe"]);
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("notes.txt"), "ship it").unwrap();
     let server = ScriptedServer::with_responder(responder).await;
-    let run = hermes(
-        &[
-            "plan",
-            "Summarise notes.txt into summary.txt",
-            "--roles",
-            roles.path().to_str().unwrap(),
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let (roles_path, ws_path) = (roles.path().to_str().unwrap(), ws.path().to_str().unwrap());
+    let mut args = vec![
+        "plan",
+        "Summarise notes.txt into summary.txt",
+        "--roles",
+        roles_path,
+        "--workspace",
+        ws_path,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let run = hermes(&args, &server.base_url).await;
+    (run, ws)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_runs_subtasks_and_prints_the_report() {
+    let (run, ws) = plan_summary(responder, &[]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let report = run.outcome();
     assert_eq!(report["status"], "finished");
@@ -113,25 +123,7 @@ fn merged_responder(req: &serde_json::Value) -> Reply {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_chain_merge_on_a_chain_one_role_can_do_runs_as_one_subtask() {
-    let roles = roles_dir(&["reader", "scribe"]);
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("notes.txt"), "ship it").unwrap();
-    let server = ScriptedServer::with_responder(merged_responder).await;
-    let run = hermes(
-        &[
-            "plan",
-            "Summarise notes.txt into summary.txt",
-            "--roles",
-            roles.path().to_str().unwrap(),
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            "--steer",
-            "chain_merge=on",
-            "--json",
-        ],
-        &server.base_url,
-    )
-    .await;
+    let (run, ws) = plan_summary(merged_responder, &["--steer", "chain_merge=on"]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let report = run.outcome();
     assert_eq!(report["status"], "finished");
