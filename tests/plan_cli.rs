@@ -148,6 +148,46 @@ async fn with_chain_merge_on_a_chain_one_role_can_do_runs_as_one_subtask() {
     );
 }
 
+/// The routed task's one executor: the whole task is its goal; the planner
+/// is never asked (a planning request is answered with an error).
+fn routed_responder(req: &serde_json::Value) -> Reply {
+    let system = req["messages"][0]["content"].as_str().unwrap_or_default();
+    let prompt = common::messages_text(req);
+    if system.contains("You are the planner") || system.contains("final answer of a team") {
+        return Reply::Status(400, "the planner was asked".into());
+    }
+    if !prompt.contains("Goal: Summarise notes.txt into summary.txt") {
+        return Reply::Status(400, "unexpected request".into());
+    }
+    match common::rounds_shown(req) {
+        0 => common::decision("read_file", json!({"path": "notes.txt"})),
+        1 => common::decision(
+            "write_file",
+            json!({"path": "summary.txt", "content": "ship it"}),
+        ),
+        _ => finish("wrote summary.txt"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_one_executor_on_a_task_with_one_deliverable_runs_without_a_planning_call() {
+    let (run, ws) = plan_summary(routed_responder, &["--steer", "one_executor=on"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report = run.outcome();
+    assert_eq!(report["status"], "finished");
+    let subtasks = report["subtasks"].as_array().unwrap();
+    assert_eq!(subtasks.len(), 1, "{report}");
+    // Both roles can read and write: the first by name does the task.
+    assert_eq!(subtasks[0]["role"], "reader");
+    assert_eq!(subtasks[0]["goal"], "Summarise notes.txt into summary.txt");
+    assert_eq!(subtasks[0]["rounds"], 3);
+    assert_eq!(report["result"], "wrote summary.txt");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("summary.txt")).unwrap(),
+        "ship it"
+    );
+}
+
 /// The analyst computes in `run_code` and finishes with the one word asked
 /// for; the scribe writes what the analyst's program printed only when its
 /// prompt shows it (the hand-over: `agent::printed`).

@@ -123,6 +123,21 @@ impl LiveTask {
                 .with_budget(budget);
         }
         let roles = config.roles.all();
+        let routed =
+            plan::one_executor_if_on(&config.limits.steer, &request.task, &roles, &config.toolbox);
+        if let Some((subtasks, line)) = routed {
+            // One deliverable: one executor, and no planning call to wait for.
+            let plan_span = tracing::info_span!(parent: &span, "plan");
+            ask_then_tell(cx.myself, id, plan_span, async move {
+                tracing::info!("plan routed: {line}");
+                TaskEvent::Planned(Asked {
+                    answer: Ok(subtasks),
+                    usage: Default::default(),
+                })
+            });
+            return Self::new(cx, id, request.task, timeout, reply, cancel, span)
+                .with_budget(budget);
+        }
         let llm = budgeted(config.models.default_model(), budget.as_ref());
         let temperature = config.limits.temperature;
         let steers = config.limits.steer.clone();

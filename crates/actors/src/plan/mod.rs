@@ -1,7 +1,8 @@
 //! Plans, as plain code: what a plan is and how it is read from the model's
 //! reply (`subtask.rs`), the repairs made to it without a model call
 //! (`repair.rs`), the checks it must pass (`validate.rs`), the chains one
-//! role can do alone joined into one subtask (`merge.rs`), the prompts that
+//! role can do alone joined into one subtask (`merge.rs`), the one-subtask plan of a task
+//! with one deliverable (`route.rs`), the prompts that
 //! ask for one (`prompts.rs`), and the model calls that ask, repair,
 //! validate and re-ask (`ask.rs`). Nothing here knows about actors.
 
@@ -9,6 +10,7 @@ mod ask;
 mod merge;
 mod prompts;
 mod repair;
+mod route;
 mod subtask;
 mod validate;
 
@@ -18,6 +20,7 @@ pub use prompts::{
     final_messages, plan_errors_message, plan_messages, replan_messages, ReplanContext,
 };
 pub use repair::repair_plan;
+pub use route::{one_executor_if_on, one_executor_plan};
 pub use subtask::{parse_plan, NoPlanFound, PlannedSubtask, PLAN_SHAPE};
 pub use validate::{rename_clashes, validate_plan, MAX_SUBTASKS};
 

@@ -50,6 +50,7 @@ pub mod inputs_check;
 pub mod instructions_file;
 pub mod label_check;
 pub mod observation_text;
+pub mod one_executor;
 pub mod owned_files;
 pub mod read_check;
 pub mod repeat_guidance;
@@ -307,6 +308,7 @@ pub static ALL: &[&dyn Steer] = &[
     &code_reads::CodeReads,
     &owned_files::OwnedFiles,
     &chain_merge::ChainMerge,
+    &one_executor::OneExecutor,
     &code_retry::CodeRetry,
     &code_redraw::CodeRedraw,
     &code_vote::CodeVote,
