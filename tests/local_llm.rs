@@ -150,6 +150,9 @@ async fn plan_smoke_test_with_two_roles() {
             "1",
             "--timeout",
             "600",
+            // The planner's grammar is what this tests: no one-executor route.
+            "--no-steer",
+            "one_executor",
             "--json",
         ],
         &model,

@@ -47,7 +47,8 @@ fn responder(req: &serde_json::Value) -> Reply {
 
 /// `hermes plan --json` on "Summarise notes.txt into summary.txt" with a
 /// reader and a scribe, a workspace holding notes.txt, `responder` as the
-/// model and `extra` flags; the run and its workspace.
+/// model, the `one_executor` route off, and `extra` flags; the run and its
+/// workspace.
 async fn plan_summary(
     responder: fn(&serde_json::Value) -> Reply,
     extra: &[&str],
@@ -65,6 +66,10 @@ async fn plan_summary(
         "--workspace",
         ws_path,
         "--json",
+        // A one-file task: planned here, so that the planner is what runs
+        // (`extra` may switch the route back on).
+        "--steer",
+        "one_executor=off",
     ];
     args.extend_from_slice(extra);
     let run = hermes(&args, &server.base_url).await;
@@ -248,6 +253,8 @@ async fn what_a_subtask_s_program_printed_reaches_the_subtask_after_it() {
             "code_redraw",
             "--no-steer",
             "code_vote",
+            "--no-steer",
+            "one_executor",
             "--json",
         ],
         &server.base_url,

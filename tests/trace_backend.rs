@@ -265,6 +265,9 @@ async fn a_plan_is_one_trace_in_phoenix() {
             ws.path().to_str().unwrap(),
             "--otlp",
             &backend.url,
+            // A one-file task, planned so that the planner's spans are there.
+            "--no-steer",
+            "one_executor",
             "--json",
         ],
         &server.base_url,

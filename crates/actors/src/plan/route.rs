@@ -1,4 +1,4 @@
-//! The one-executor route: a task with at most one deliverable runs as one
+//! The one-executor route: a task with exactly one deliverable runs as one
 //! subtask, the whole task its goal, without a planning call.
 //!
 //! A plan pays for every split with a hand-over, and a small model loses
@@ -7,13 +7,15 @@
 //! time). What a task delivers is known before any model call: the files
 //! its goal names that the workspace lacks (to write) and the files it
 //! asks to change in place (core's `goal_files`, the same reading the
-//! loop's finish check uses). With one deliverable or none, one executor
-//! does the whole task; with two or more, the planner splits as before.
-//! The executor's role is the registered role with the most tools that can
-//! write when something is to be written (ties: the first by name), so
-//! nothing runs with a tool no role has. The subtask is held to the file it
-//! must write like any planned subtask: missing, it goes to the replanner,
-//! which may split it then.
+//! loop's finish check uses). With one deliverable, one executor does the
+//! whole task; with two or more, the planner splits as before, and so it
+//! does for a goal that names none (what it delivers is not known: a value,
+//! a file the goal does not name, or several). The executor's role is the
+//! registered role with the most tools that can write (ties: the first by
+//! name), so nothing runs with a tool no role has. The subtask is held to
+//! the file it must write like any planned subtask: missing, it goes to the
+//! replanner, which may split it then. Without a workspace nothing is
+//! routed: what the task delivers cannot be read.
 
 use hermes_core::agent::steer::{goal_files::GoalFiles, one_executor, Steers};
 use hermes_core::tools::{ToolEffect, Toolbox};
@@ -22,7 +24,7 @@ use super::subtask::PlannedSubtask;
 use crate::roles::Role;
 
 /// The one-subtask plan for `task` when `steers` has `one_executor` on and
-/// the task has at most one deliverable (see the module), with the line
+/// the task has exactly one deliverable (see the module), with the line
 /// that says why for the plan's trace; `None` when the planner should plan.
 pub fn one_executor_if_on(
     steers: &Steers,
@@ -30,7 +32,7 @@ pub fn one_executor_if_on(
     roles: &[Role],
     toolbox: &Toolbox,
 ) -> Option<(Vec<PlannedSubtask>, String)> {
-    if !steers.is_on(one_executor::NAME) {
+    if !steers.is_on(one_executor::NAME) || toolbox.workspace().is_none() {
         return None;
     }
     let files = GoalFiles::of(task, toolbox);
@@ -44,54 +46,40 @@ pub fn one_executor_if_on(
 }
 
 /// The one-subtask plan for a task whose deliverables are `deliverables`:
-/// `None` when there are two or more, or when no role can produce them.
+/// `None` unless there is exactly one and a role can write it.
 pub fn one_executor_plan(
     task: &str,
     deliverables: &[String],
     roles: &[Role],
     toolbox: &Toolbox,
 ) -> Option<(Vec<PlannedSubtask>, String)> {
-    if deliverables.len() > 1 {
+    let [file] = deliverables else {
         return None;
-    }
-    let must_write = !deliverables.is_empty();
-    let role = doer(roles, toolbox, must_write)?;
-    let why = match deliverables.first() {
-        Some(file) => format!("one deliverable ({file})"),
-        None => "no file to write".to_string(),
     };
+    let role = doer(roles, toolbox)?;
     let line = format!(
-        "{why}: the whole task runs as one subtask of `{}`, without a planning call",
+        "one deliverable ({file}): the whole task runs as one subtask of `{}`, without a planning call",
         role.name
     );
+    let outputs = match toolbox.workspace() {
+        // A file changed in place exists already: it is no output to wait for.
+        Some(workspace) if workspace.lacks(file) => vec![file.clone()],
+        _ => Vec::new(),
+    };
     let subtask = PlannedSubtask {
         id: "s1".into(),
         role: role.name.clone(),
         goal: task.trim().to_string(),
-        outputs: files_written(deliverables, toolbox),
+        outputs,
         depends_on: Vec::new(),
     };
     Some((vec![subtask], line))
 }
 
-/// The deliverables that are files to create (absent now): the subtask's
-/// outputs, which its finish is checked against. A file changed in place
-/// exists already, so it is not one.
-fn files_written(deliverables: &[String], toolbox: &Toolbox) -> Vec<String> {
-    match toolbox.workspace() {
-        Some(workspace) => deliverables
-            .iter()
-            .filter(|f| workspace.lacks(f))
-            .cloned()
-            .collect(),
-        None => Vec::new(),
-    }
-}
-
-/// The role that does a task alone: of those that can write when
-/// `must_write`, the one with the most tools (a role without a tool list
-/// has them all), the first by name on a tie (`roles` is sorted by name).
-fn doer<'r>(roles: &'r [Role], toolbox: &Toolbox, must_write: bool) -> Option<&'r Role> {
+/// The role that does a task alone: of those that can write, the one with
+/// the most tools (a role without a tool list has them all), the first by
+/// name on a tie (`roles` is sorted by name).
+fn doer<'r>(roles: &'r [Role], toolbox: &Toolbox) -> Option<&'r Role> {
     let count = |r: &Role| r.tools.as_ref().map_or(usize::MAX, Vec::len);
     let writes = |r: &Role| match &r.tools {
         None => toolbox.first_with(ToolEffect::Writes).is_some(),
@@ -99,13 +87,13 @@ fn doer<'r>(roles: &'r [Role], toolbox: &Toolbox, must_write: bool) -> Option<&'
             .iter()
             .any(|t| toolbox.effect(t) == ToolEffect::Writes),
     };
-    roles.iter().filter(|r| !must_write || writes(r)).fold(
-        None,
-        |best: Option<&Role>, r| match best {
+    roles
+        .iter()
+        .filter(|r| writes(r))
+        .fold(None, |best: Option<&Role>, r| match best {
             Some(b) if count(b) >= count(r) => Some(b),
             _ => Some(r),
-        },
-    )
+        })
 }
 
 #[cfg(test)]
@@ -170,18 +158,11 @@ mod tests {
     }
 
     #[test]
-    fn a_task_with_nothing_to_write_goes_to_the_widest_role_even_if_it_cannot_write() {
+    fn a_task_that_names_no_file_to_write_is_planned() {
         let (_dir, toolbox) = workspace(&[("notes.txt", "x\n")]);
-        let (plan, line) = one_executor_if_on(
-            &on(),
-            "How many lines does notes.txt have?",
-            &roles(),
-            &toolbox,
-        )
-        .unwrap();
-        assert_eq!(plan[0].role, "researcher");
-        assert!(plan[0].outputs.is_empty());
-        assert!(line.starts_with("no file to write"), "{line}");
+        let task = "How many lines does notes.txt have?";
+        assert!(one_executor_if_on(&on(), task, &roles(), &toolbox).is_none());
+        assert!(one_executor_if_on(&on(), "Write a greeting.", &roles(), &toolbox).is_none());
     }
 
     #[test]
@@ -205,7 +186,7 @@ mod tests {
     }
 
     #[test]
-    fn off_or_without_a_role_that_can_write_the_planner_plans() {
+    fn off_without_a_workspace_or_without_a_role_that_can_write_the_planner_plans() {
         let (_dir, toolbox) = workspace(&[]);
         let task = "Write hello to hello.txt.";
         assert!(one_executor_if_on(
@@ -215,6 +196,10 @@ mod tests {
             &toolbox
         )
         .is_none());
+        assert!(
+            one_executor_if_on(&on(), task, &roles(), &Toolbox::new()).is_none(),
+            "no workspace, no deliverables known: plan"
+        );
         let readers = vec![role("researcher", &["read_file", "list_dir"])];
         assert!(one_executor_if_on(&on(), task, &readers, &toolbox).is_none());
         let all_tools = {
