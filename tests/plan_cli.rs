@@ -185,6 +185,7 @@ async fn with_one_executor_on_a_task_with_one_deliverable_runs_without_a_plannin
     // Both roles can read and write: the first by name does the task.
     assert_eq!(subtasks[0]["role"], "reader");
     assert_eq!(subtasks[0]["goal"], "Summarise notes.txt into summary.txt");
+    assert_eq!(subtasks[0]["outputs"], json!(["summary.txt"]));
     assert_eq!(subtasks[0]["rounds"], 3);
     assert_eq!(report["result"], "wrote summary.txt");
     assert_eq!(

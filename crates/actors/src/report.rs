@@ -95,6 +95,10 @@ pub struct SubtaskReport {
     pub role: String,
     /// The goal it was given.
     pub goal: String,
+    /// The workspace files it had to write (absent when none: it returned
+    /// a value).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
     /// `finished`, `failed`, `replaced`, `skipped` or `cancelled`.
     pub status: SubtaskStatus,
     /// Rounds its loop ran (over all attempts).

@@ -87,6 +87,7 @@ impl Dag {
                     id: s.spec.id.clone(),
                     role: s.spec.role.clone(),
                     goal: s.spec.goal.clone(),
+                    outputs: s.spec.outputs.clone(),
                     status: s.state,
                     rounds: s.rounds,
                     result: s
