@@ -109,11 +109,17 @@ async fn plan_runs_subtasks_and_prints_the_report() {
 /// asked for nothing else.
 fn merged_responder(req: &serde_json::Value) -> Reply {
     let system = req["messages"][0]["content"].as_str().unwrap_or_default();
-    let prompt = common::messages_text(req);
     if system.contains("You are the planner") {
         return responder(req);
     }
-    if !prompt.contains("Goal: read notes.txt\nThen: write summary.txt") {
+    read_write_finish(req, "Goal: read notes.txt\nThen: write summary.txt")
+}
+
+/// One executor that does the whole summary: reads notes.txt, writes
+/// summary.txt, then finishes; any request whose prompt lacks `goal` is an
+/// error.
+fn read_write_finish(req: &serde_json::Value, goal: &str) -> Reply {
+    if !common::messages_text(req).contains(goal) {
         return Reply::Status(400, "unexpected request".into());
     }
     match common::rounds_shown(req) {
@@ -157,21 +163,10 @@ async fn with_chain_merge_on_a_chain_one_role_can_do_runs_as_one_subtask() {
 /// is never asked (a planning request is answered with an error).
 fn routed_responder(req: &serde_json::Value) -> Reply {
     let system = req["messages"][0]["content"].as_str().unwrap_or_default();
-    let prompt = common::messages_text(req);
     if system.contains("You are the planner") || system.contains("final answer of a team") {
         return Reply::Status(400, "the planner was asked".into());
     }
-    if !prompt.contains("Goal: Summarise notes.txt into summary.txt") {
-        return Reply::Status(400, "unexpected request".into());
-    }
-    match common::rounds_shown(req) {
-        0 => common::decision("read_file", json!({"path": "notes.txt"})),
-        1 => common::decision(
-            "write_file",
-            json!({"path": "summary.txt", "content": "ship it"}),
-        ),
-        _ => finish("wrote summary.txt"),
-    }
+    read_write_finish(req, "Goal: Summarise notes.txt into summary.txt")
 }
 
 #[tokio::test(flavor = "multi_thread")]

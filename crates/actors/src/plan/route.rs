@@ -18,8 +18,9 @@
 //! routed: what the task delivers cannot be read.
 
 use hermes_core::agent::steer::{goal_files::GoalFiles, one_executor, Steers};
-use hermes_core::tools::{ToolEffect, Toolbox};
+use hermes_core::tools::Toolbox;
 
+use super::repair::can_write;
 use super::subtask::PlannedSubtask;
 use crate::roles::Role;
 
@@ -56,7 +57,7 @@ pub fn one_executor_plan(
     let [file] = deliverables else {
         return None;
     };
-    let role = doer(roles, toolbox)?;
+    let role = doer(roles)?;
     let line = format!(
         "one deliverable ({file}): the whole task runs as one subtask of `{}`, without a planning call",
         role.name
@@ -76,20 +77,15 @@ pub fn one_executor_plan(
     Some((vec![subtask], line))
 }
 
-/// The role that does a task alone: of those that can write, the one with
-/// the most tools (a role without a tool list has them all), the first by
-/// name on a tie (`roles` is sorted by name).
-fn doer<'r>(roles: &'r [Role], toolbox: &Toolbox) -> Option<&'r Role> {
+/// The role that does a task alone: of those that can write (by the rule
+/// the plan's check holds outputs to, [`can_write`]), the one with the most
+/// tools (a role without a tool list has them all), the first by name on a
+/// tie (`roles` is sorted by name).
+fn doer(roles: &[Role]) -> Option<&Role> {
     let count = |r: &Role| r.tools.as_ref().map_or(usize::MAX, Vec::len);
-    let writes = |r: &Role| match &r.tools {
-        None => toolbox.first_with(ToolEffect::Writes).is_some(),
-        Some(tools) => tools
-            .iter()
-            .any(|t| toolbox.effect(t) == ToolEffect::Writes),
-    };
     roles
         .iter()
-        .filter(|r| writes(r))
+        .filter(|r| can_write(r))
         .fold(None, |best: Option<&Role>, r| match best {
             Some(b) if count(b) >= count(r) => Some(b),
             _ => Some(r),
