@@ -3,11 +3,12 @@
 //! next; what a failure, a replan or the deadline changes; and what it
 //! all adds up to ([`summary`]: the status, the results, the report).
 //!
+//! What can be asked of it without changing it is in [`queries`].
+//!
 //! The live task (`live_task.rs`) feeds events in and acts on what comes
 //! out; every rule (dependencies, bounded concurrency, exactly one outcome
 //! per subtask, completed work never rerun) lives and is tested here.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use super::plan::{PlanError, PlannedSubtask};
@@ -15,6 +16,7 @@ use super::report::SubtaskStatus;
 use hermes_core::agent::{Goal, GoalInput, Outcome, OwnedFile};
 use hermes_core::llm::Usage;
 
+mod queries;
 mod summary;
 
 /// One subtask and its fate.
@@ -104,16 +106,6 @@ impl Dag {
             node: None,
             usage: Usage::default(),
         }));
-    }
-
-    /// Every subtask so far.
-    pub fn slots(&self) -> &[Slot] {
-        &self.slots
-    }
-
-    /// The slot of subtask `id`.
-    pub fn slot(&self, id: &str) -> Option<&Slot> {
-        self.slots.iter().find(|s| s.spec.id == id)
     }
 
     fn slot_mut(&mut self, id: &str) -> Option<&mut Slot> {
@@ -281,63 +273,6 @@ impl Dag {
         }
     }
 
-    /// The pending subtasks that depend on `id`, directly or not.
-    pub fn dependents(&self, id: &str) -> Vec<&PlannedSubtask> {
-        let mut found: HashSet<&str> = HashSet::from([id]);
-        let mut out = Vec::new();
-        // Slots are appended in plan order, but replans may add dependencies
-        // on later slots, so repeat until nothing new is found.
-        loop {
-            let before = found.len();
-            for slot in &self.slots {
-                if slot.state == SubtaskStatus::Pending
-                    && !found.contains(slot.spec.id.as_str())
-                    && slot
-                        .spec
-                        .depends_on
-                        .iter()
-                        .any(|d| found.contains(d.as_str()))
-                {
-                    found.insert(&slot.spec.id);
-                    out.push(&slot.spec);
-                }
-            }
-            if found.len() == before {
-                return out;
-            }
-        }
-    }
-
-    /// Ids a replan may depend on: finished subtasks and live ones that are
-    /// not being replaced.
-    pub fn settled_ids(&self, replaced: &HashSet<String>) -> HashSet<String> {
-        self.slots
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.state,
-                    SubtaskStatus::Finished | SubtaskStatus::Pending | SubtaskStatus::Running
-                )
-            })
-            .map(|s| s.spec.id.clone())
-            .filter(|id| !replaced.contains(id))
-            .collect()
-    }
-
-    /// The plans of the subtasks that finished.
-    pub fn finished_specs(&self) -> Vec<PlannedSubtask> {
-        self.slots
-            .iter()
-            .filter(|s| s.state == SubtaskStatus::Finished)
-            .map(|s| s.spec.clone())
-            .collect()
-    }
-
-    /// Every id ever used in this task.
-    pub fn all_ids(&self) -> HashSet<String> {
-        self.slots.iter().map(|s| s.spec.id.clone()).collect()
-    }
-
     /// Applies a replan's answer for `failed`: on success the failed subtask
     /// and its pending dependents are replaced by `subtasks`; otherwise the
     /// failure stands and the dependents are skipped.
@@ -423,25 +358,6 @@ impl Dag {
         slot.usage = usage;
         self.usage += usage;
         true
-    }
-
-    /// Ids of the running subtasks.
-    pub fn running(&self) -> Vec<String> {
-        self.slots
-            .iter()
-            .filter(|s| s.state == SubtaskStatus::Running)
-            .map(|s| s.spec.id.clone())
-            .collect()
-    }
-
-    /// Whether nothing is running, waiting to run, or waiting on a replan.
-    pub fn is_settled(&self) -> bool {
-        self.replans_in_flight == 0
-            && !self
-                .slots
-                .iter()
-                .any(|s| matches!(s.state, SubtaskStatus::Running))
-            && (self.timed_out || !self.slots.iter().any(|s| s.state == SubtaskStatus::Pending))
     }
 
     /// Pending subtasks that can never start (should not happen after
