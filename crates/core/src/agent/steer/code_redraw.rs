@@ -20,9 +20,12 @@
 //! two minutes each, on the run's clock). Nor is a failure inside a
 //! script of the workspace that the code runs (it names a `.py` or `.sh`
 //! file, or a frame is such a file): that is the observation the model
-//! needs, not a failure to hide. A drawn program
-//! that reads none of the workspace's files, where the failed one read
-//! some, is not run (a draw that writes a number it made up "succeeds").
+//! needs, not a failure to hide. A drawn program that does not name every
+//! workspace file and folder the failed one named (the failed program
+//! shows what the model meant to compute from) is not run: a draw that
+//! writes a number it made up, lists the workspace's root, or reads one
+//! table of a join "succeeds" at something else ([`reads_what_it_read`]).
+//! When no draw is left, the round keeps the model's own error.
 //! At most [`MAX_PER_RUN`] rounds per run are redrawn.
 
 use serde_json::Value;
@@ -76,7 +79,7 @@ impl Steer for CodeRedraw {
     }
 
     fn eligible(&self, cx: &SteerContext<'_>, decision: &Decision, candidate: &Decision) -> bool {
-        reads_if_it_read(cx, decision, candidate)
+        reads_what_it_read(cx, decision, candidate)
     }
 }
 
@@ -93,6 +96,59 @@ pub fn reads_if_it_read(cx: &SteerContext<'_>, decision: &Decision, candidate: &
         names_a_workspace_path(code, |path| !workspace.lacks(path))
     };
     !reads(decision) || reads(candidate)
+}
+
+/// Whether program `candidate` names every workspace file and folder that
+/// program `decision` names (itself, or a folder it lies in; the
+/// workspace's root, `.`, reads nothing in particular), and reads the
+/// workspace if `decision` did ([`reads_if_it_read`]).
+///
+/// The failed program shows what the model meant to compute from: a join
+/// of `orders.csv` and `customers.csv`, a count over every file of
+/// `teams/`. A draw that runs but reads less does not compute the same
+/// thing: `os.listdir('.')` printed `2` in place of a join that raised,
+/// one of three team files read in place of the folder, and the first
+/// program that ran was kept (EVALS.md section 52). Such a draw is not
+/// run; when none is left, the round keeps the model's own error, which
+/// its next round sees.
+pub fn reads_what_it_read(
+    cx: &SteerContext<'_>,
+    decision: &Decision,
+    candidate: &Decision,
+) -> bool {
+    let Some(workspace) = cx.toolbox.workspace() else {
+        return true;
+    };
+    let exists = |path: &str| workspace.resolve(path).is_ok_and(|p| p.exists());
+    let theirs = named_paths(code_of(candidate), exists);
+    named_paths(code_of(decision), exists).iter().all(|path| {
+        theirs.iter().any(|named| {
+            named == path
+                || path
+                    .strip_prefix(named.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
+    }) && reads_if_it_read(cx, decision, candidate)
+}
+
+/// The code of a `run_code` decision (empty for another call).
+fn code_of(decision: &Decision) -> &str {
+    decision.action.args["code"].as_str().unwrap_or_default()
+}
+
+/// The paths that `exists` holds among `code`'s string literals, written
+/// plainly (`./data/` as `data`), the workspace's root left out.
+fn named_paths(code: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
+    string_literals(code)
+        .map(|text| {
+            let text = text.trim();
+            text.strip_prefix("./")
+                .unwrap_or(text)
+                .trim_end_matches('/')
+        })
+        .filter(|path| !path.is_empty() && *path != "." && exists(path))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether a string literal of `code` is a path that `exists` (a file or
@@ -298,6 +354,47 @@ mod tests {
         assert!(CodeRedraw.eligible(&cx, &read, &reads_too));
         // A failed program that read nothing may be replaced by any.
         assert!(CodeRedraw.eligible(&cx, &code("python", "print(1/0)"), &made_up));
+    }
+
+    #[test]
+    fn a_draw_must_read_every_file_and_folder_the_failed_program_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("orders.csv"), "id,amount\n").unwrap();
+        std::fs::write(dir.path().join("customers.csv"), "id,country\n").unwrap();
+        std::fs::create_dir(dir.path().join("teams")).unwrap();
+        std::fs::write(dir.path().join("teams/data.txt"), "Ann\n").unwrap();
+        let mut toolbox = Toolbox::new();
+        register_file_tools(&mut toolbox, &Workspace::new(dir.path()).unwrap());
+        let files = GoalFiles::default();
+        let cx = test_context("", &files, &toolbox, &[]);
+        let join = code(
+            "python",
+            "o = open('orders.csv').read()\nc = open('./customers.csv').read()\nprint(o[99])",
+        );
+        // Listing the root reads nothing in particular.
+        let listing = code("python", "import os\nprint(len(os.listdir('.')))");
+        assert!(!CodeRedraw.eligible(&cx, &join, &listing));
+        let one_table = code("python", "print(open('orders.csv').read())");
+        assert!(!CodeRedraw.eligible(&cx, &join, &one_table));
+        let both = code(
+            "python",
+            "import csv\nrows = list(csv.DictReader(open(\"customers.csv\")))\nprint(rows, open('orders.csv').read())",
+        );
+        assert!(CodeRedraw.eligible(&cx, &join, &both));
+        // A folder read whole; one of its files is not the folder, while
+        // the folder covers a file read inside it.
+        let folder = code(
+            "python",
+            "import os\nfor n in os.listdir('teams/'): print(n)\nprint(1/0)",
+        );
+        let one_file = code("python", "print(open('teams/data.txt').read())");
+        assert!(!CodeRedraw.eligible(&cx, &folder, &one_file));
+        let joined = code(
+            "python",
+            "import os\nfor n in os.listdir('teams'): print(open(os.path.join('teams', n)).read())",
+        );
+        assert!(CodeRedraw.eligible(&cx, &folder, &joined));
+        assert!(CodeRedraw.eligible(&cx, &one_file, &joined));
     }
 
     #[test]
