@@ -586,32 +586,6 @@ async fn a_file_opened_without_its_folder_is_shown_where_it_is() {
     );
 }
 
-/// A guessed column name: Python names only the key the row lacked; the
-/// prelude adds the keys the row has, and the hint says to use one.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_key_error_on_a_row_names_the_keys_the_row_has() {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(
-        ws.path().join("customers.csv"),
-        "id,name,country\n1,Acme,DE\n",
-    )
-    .unwrap();
-    let seen = run_once(
-        ws.path(),
-        // `countries` is subscripted on the same line, but a defaultdict
-        // never lacks a key: the row is the dict the key was missing from.
-        "import csv\nfrom collections import defaultdict\ncountries = defaultdict(list)\nfor row in csv.DictReader(open('customers.csv')):\n    countries[row['country']].append(row['customer_id'])",
-        &[],
-    )
-    .await;
-    assert_eq!(seen["status"], "error", "{seen}");
-    let error = seen["error"].as_str().unwrap();
-    assert!(
-        error.ends_with("; `row` has no key 'customer_id'; its keys are 'id', 'name', 'country': use one of those keys"),
-        "{error}"
-    );
-}
-
 /// The code redraw end to end: the model's own program fails in the real
 /// sandbox, three programs are drawn over HTTP (each request with its own
 /// seed), the second one runs, and the next prompt shows it as round 1.

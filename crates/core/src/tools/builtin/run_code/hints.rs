@@ -56,9 +56,6 @@ pub fn hint(cx: &HintContext<'_>) -> String {
             return format!("; {}", numbers_said(&rewritten, true));
         }
     }
-    if let Some(note) = keys_note(stderr) {
-        return format!("; {note}: use one of those keys");
-    }
     if let Some(value) = not_a_number(stderr) {
         return format!(
             "; `{value}` is not a number: if it is a column name, the first row is a header, so skip it (next(reader), or csv.DictReader)"
@@ -117,18 +114,6 @@ pub fn missing_file(stderr: &str) -> Option<&str> {
         .strip_suffix('\'')
 }
 
-/// What the prelude said of a `KeyError` on a dict the failing line
-/// subscripts by name (`` `row` has no key 'customer_id'; its keys are
-/// 'id', 'name', 'country' ``): the keys a guessed column name was not
-/// among. Only with code actions (the prelude writes it).
-fn keys_note(stderr: &str) -> Option<&str> {
-    stderr
-        .lines()
-        .rev()
-        .find_map(|line| line.strip_prefix("KeyError note: "))
-        .filter(|note| note.contains("its keys are"))
-}
-
 /// The text Python could not read as a number, from its last
 /// `ValueError: invalid literal for int() with base 10: 'X'` or
 /// `ValueError: could not convert string to float: 'X'`, when it holds a
@@ -148,26 +133,6 @@ fn not_a_number(stderr: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_key_error_names_the_keys_the_row_has() {
-        let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 4, in <module>\nKeyError: 'customer_id'\nKeyError note: `row` has no key 'customer_id'; its keys are 'id', 'name', 'country'\n";
-        let cx = HintContext {
-            code: "print(row['customer_id'])",
-            language: "python",
-            stderr,
-            may_write: false,
-            code_actions: true,
-            found_elsewhere: &[],
-        };
-        assert_eq!(
-            hint(&cx),
-            "; `row` has no key 'customer_id'; its keys are 'id', 'name', 'country': use one of those keys"
-        );
-        // An empty dict has no keys to name: the hint stays general.
-        let empty = "KeyError: 'a'\nKeyError note: `d` is empty (it has no keys)\n";
-        assert_eq!(keys_note(empty), None);
-    }
 
     #[test]
     fn a_word_where_a_number_was_expected_is_read_from_the_value_error() {

@@ -278,51 +278,6 @@ def _h_save(scope):
     _h_log(kept=sorted(kept), dropped=dropped)
 
 
-def _h_keys_of(e, code):
-    """For a KeyError on a dict the failing line subscripts by name
-    (`row['customer_id']`), the keys that dict has: a small model guesses
-    a table's column names, and Python names only the key it lacked."""
-    if not isinstance(e, KeyError) or not e.args:
-        return None
-    last, tb = None, e.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<string>":
-            last = tb
-        tb = tb.tb_next
-    if last is None:
-        return None
-    lines = code.splitlines()
-    line = lines[last.tb_lineno - 1] if 0 < last.tb_lineno <= len(lines) else ""
-    import re
-
-    key = e.args[0]
-    # The dict subscripted by the missing key as written (`row['id']`)
-    # first, then any dict the line subscripts; a defaultdict with a
-    # default never raises KeyError for a missing key, so it is not one.
-    literal = re.escape(repr(key)) + "|" + re.escape(repr(key).replace("'", '"'))
-    named = re.findall(r"([A-Za-z_][A-Za-z_0-9]*)\s*\[\s*(?:" + literal + r")\s*\]", line)
-    named += re.findall(r"([A-Za-z_][A-Za-z_0-9]*)\s*\[", line)
-    seen = set()
-    for name in named:
-        value = last.tb_frame.f_locals.get(name)
-        if name in seen or not isinstance(value, dict):
-            continue
-        seen.add(name)
-        if getattr(value, "default_factory", None) is not None:
-            continue
-        try:
-            if key in value:
-                continue
-        except TypeError:
-            continue
-        shown = [repr(k)[:40] for k in list(value)[:20]]
-        more = f" and {len(value) - 20} more" if len(value) > 20 else ""
-        if not shown:
-            return f"KeyError note: `{name}` is empty (it has no keys)"
-        return f"KeyError note: `{name}` has no key {key!r:.40}; its keys are {', '.join(shown)}{more}"
-    return None
-
-
 def _h_run(code):
     scope = {"__name__": "__main__", "__builtins__": __builtins__}
     for name in _H_TOOLS:
@@ -350,9 +305,6 @@ def _h_run(code):
             print("Traceback (most recent call last):", file=_h_sys.stderr)
             print("".join(_h_traceback.format_list(frames)), end="", file=_h_sys.stderr)
         print("".join(_h_traceback.format_exception_only(type(e), e)), end="", file=_h_sys.stderr)
-        keys = _h_keys_of(e, code)
-        if keys:
-            print(keys, file=_h_sys.stderr)
         status = 1
     _h_sys.stdout.flush()
     if _h_os.path.isdir(_H_SESSION):
