@@ -75,6 +75,7 @@ impl Steer for CodeRedraw {
             temperature: TEMPERATURE,
             among: vec![runs_code.to_string()],
             reread: false,
+            more_if_split: 0,
         })
     }
 
