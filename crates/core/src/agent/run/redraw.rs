@@ -129,17 +129,16 @@ impl Run<'_> {
         })
     }
 
-    /// Draws the answers numbered `numbers` (from 1: `1..=ask.draws` for a
-    /// first batch) to round `round`'s conversation at once, each with the
-    /// seed of its number, and keeps those that name one of `ask.among`
-    /// and that `by` finds eligible in place of `decision`. `Err` when the
-    /// clock or the caller ends the run.
+    /// Draws `ask.draws` other answers to round `round`'s conversation at
+    /// once, each with its own seed, and keeps those that name one of
+    /// `ask.among` and that `by` finds eligible in place of `decision`.
+    /// `Err` when the clock or the caller ends the run.
     pub(super) async fn draw(
         &mut self,
         round: u32,
         decision: &Decision,
         by: &dyn steer::Steer,
-        (ask, numbers): (&steer::Redraw, std::ops::RangeInclusive<u32>),
+        ask: &steer::Redraw,
     ) -> Result<Drawn, StopStatus> {
         let agent = self.agent;
         // The journal has not moved since this round's decision: this is
@@ -156,8 +155,7 @@ impl Run<'_> {
             &agent.toolbox,
             Some(&ask.among),
         ));
-        let first = *numbers.start();
-        let draws = numbers.map(|draw| {
+        let draws = (1..=ask.draws).map(|draw| {
             let how = Draw {
                 temperature: ask.temperature,
                 seed: seed(round, draw),
@@ -177,7 +175,7 @@ impl Run<'_> {
         // Which may run is settled before any of them runs.
         let cx = self.steer_context();
         let mut candidates = Vec::new();
-        for (number, answer) in (first..).zip(answers) {
+        for (number, answer) in (1..).zip(answers) {
             let Ok(answer) = answer else { continue };
             usage += answer.usage;
             let Ok(candidate) = answer.decision else {
@@ -229,7 +227,7 @@ impl Run<'_> {
         (by, ask): (&'static dyn steer::Steer, steer::Redraw),
     ) -> Result<Option<(Redrawn, Option<Kept>)>, StopStatus> {
         let agent = self.agent;
-        let drawn = Box::pin(self.draw(round, decision, by, (&ask, 1..=ask.draws))).await?;
+        let drawn = Box::pin(self.draw(round, decision, by, &ask)).await?;
         let mut record = RedrawRecord::new(by.name(), ask.draws);
         let mut kept = None;
         // The drawn calls run so far, failed ones included.

@@ -79,34 +79,21 @@ impl Run<'_> {
         let Some(own) = outcome(&own) else {
             return Ok(Vote::Skipped(decision));
         };
-        let mut record = RedrawRecord::new(by.name(), 0);
+        let drawn = Box::pin(self.draw(round, &decision, by, &ask)).await?;
+        let mut record = RedrawRecord::new(by.name(), ask.draws);
         let mut outcomes = Vec::new();
-        let mut usage = crate::llm::Usage::default();
-        let mut llm_time = Duration::ZERO;
-        let mut batch = 1..=ask.draws;
-        let count = loop {
-            let last = *batch.end();
-            record.drawn += last + 1 - batch.start();
-            let drawn = Box::pin(self.draw(round, &decision, by, (&ask, batch))).await?;
-            usage += drawn.usage;
-            llm_time += drawn.llm_time;
-            for (number, candidate) in drawn.candidates {
-                record.ran += 1;
-                let tried = act::trial(&agent.toolbox, &candidate.action);
-                let (result, took) = Box::pin(self.bounded(tried)).await?;
-                tried_for += took;
-                if let Some(outcome) = outcome(&result) {
-                    outcomes.push((number, candidate, outcome));
-                }
+        for (number, candidate) in drawn.candidates {
+            record.ran += 1;
+            let tried = act::trial(&agent.toolbox, &candidate.action);
+            let (result, took) = Box::pin(self.bounded(tried)).await?;
+            tried_for += took;
+            if let Some(outcome) = outcome(&result) {
+                outcomes.push((number, candidate, outcome));
             }
-            let count = Count::of(&own, &outcomes);
-            // Split every way: one more batch, once (see `Redraw::more_if_split`).
-            if last == ask.draws && ask.more_if_split > 0 && count.is_split() {
-                batch = last + 1..=last + ask.more_if_split;
-                continue;
-            }
-            break count;
-        };
+        }
+        let count = Count::of(&own, &outcomes);
+        let mut usage = drawn.usage;
+        let mut llm_time = drawn.llm_time;
         let mut chosen = count.winner;
         if count.tally.len() > 1 {
             // Contested: one answer per outcome, the count's choice first.
@@ -240,12 +227,6 @@ impl Count {
                 .map(|&(_, _, first)| (first != usize::MAX).then_some(first))
                 .collect(),
         }
-    }
-
-    /// Whether every outcome was given by one answer alone, the model's
-    /// included (`[1, 1, 1]`): the count has nothing to go on.
-    fn is_split(&self) -> bool {
-        self.tally.len() > 1 && self.tally.iter().all(|&answers| answers == 1)
     }
 
     /// The outcomes (indices into `tally`) as a judge is shown them: the

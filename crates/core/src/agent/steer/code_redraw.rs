@@ -75,7 +75,6 @@ impl Steer for CodeRedraw {
             temperature: TEMPERATURE,
             among: vec![runs_code.to_string()],
             reread: false,
-            more_if_split: 0,
         })
     }
 

@@ -49,13 +49,6 @@ pub const DRAWS: u32 = 3;
 /// The temperature they are drawn at: enough that they differ.
 pub const TEMPERATURE: f32 = 0.7;
 
-/// Programs drawn once more when the first count is split every way
-/// (each outcome given by one answer: `[1, 1, 1, 1]`): a count of one
-/// each says nothing, and more answers may agree (adaptive
-/// self-consistency, Aggarwal et al. 2023). One more batch, at the same
-/// temperature, each with a seed of its own.
-pub const MORE_IF_SPLIT: u32 = 3;
-
 /// Most rounds of one run whose program is put to a vote.
 pub const MAX_PER_RUN: usize = 2;
 
@@ -88,7 +81,6 @@ impl Steer for CodeVote {
             temperature: TEMPERATURE,
             among: vec![runs_code.to_string()],
             reread: true,
-            more_if_split: MORE_IF_SPLIT,
         })
     }
 

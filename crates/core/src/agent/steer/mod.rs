@@ -177,11 +177,6 @@ pub struct Redraw {
     /// conversation ([`REREAD`]), so that they read it afresh rather than
     /// as the model's own answer did.
     pub reread: bool,
-    /// For a vote: how many more answers are drawn, in one more batch,
-    /// when every outcome so far (the model's own and the draws') was
-    /// given by one answer alone, so the count has nothing to go on
-    /// (0: none). A redraw ignores it.
-    pub more_if_split: u32,
 }
 
 /// A contested vote put to the model ([`Steer::judge`]): the question

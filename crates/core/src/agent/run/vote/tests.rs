@@ -166,44 +166,6 @@ async fn an_unreadable_judgement_leaves_the_count_and_agreement_asks_no_judge() 
 }
 
 #[tokio::test]
-async fn a_count_split_every_way_draws_once_more() {
-    // 7, 3, 5, 1: one answer each, so three more are drawn; two of them
-    // give 3, which with the first draw's outvotes the model's 7.
-    let replies = [
-        "all print 7",
-        "print 3",
-        "print 5",
-        "print 1",
-        "again print 3",
-        "print 9",
-        "x print 3",
-    ];
-    let (rounds, _) = run(&replies, true).await;
-    let record = rounds[0].redraw.as_deref().unwrap();
-    assert_eq!((record.drawn, record.ran, record.kept), (6, 6, Some(1)));
-    assert_eq!(record.tally, [1, 3, 1, 1, 1]);
-    assert_eq!(rounds[0].args["code"], "print 3");
-    assert_eq!(rounds[1].action, "finish");
-    // Still split after the second batch: the model's program acts, and
-    // no third batch is drawn (the next reply is the finish).
-    let replies = [
-        "all print 7",
-        "print 3",
-        "print 5",
-        "print 1",
-        "print 2",
-        "print 4",
-        "print 6",
-    ];
-    let (rounds, _) = run(&replies, true).await;
-    let record = rounds[0].redraw.as_deref().unwrap();
-    assert_eq!((record.drawn, record.kept), (6, None));
-    assert_eq!(record.tally, [1; 7]);
-    assert_eq!(rounds[0].args["code"], "all print 7");
-    assert_eq!(rounds[1].action, "finish");
-}
-
-#[tokio::test]
 async fn a_program_out_of_time_when_tried_is_not_run_again() {
     let (rounds, ran) = run(&["slow"], true).await;
     assert_eq!(ran, [("slow".to_string(), true)]);
