@@ -111,11 +111,7 @@ pub fn reads_if_it_read(cx: &SteerContext<'_>, decision: &Decision, candidate: &
 /// program that ran was kept (EVALS.md section 52). Such a draw is not
 /// run; when none is left, the round keeps the model's own error, which
 /// its next round sees.
-pub fn reads_what_it_read(
-    cx: &SteerContext<'_>,
-    decision: &Decision,
-    candidate: &Decision,
-) -> bool {
+fn reads_what_it_read(cx: &SteerContext<'_>, decision: &Decision, candidate: &Decision) -> bool {
     let Some(workspace) = cx.toolbox.workspace() else {
         return true;
     };
