@@ -91,10 +91,7 @@ pub fn reads_if_it_read(cx: &SteerContext<'_>, decision: &Decision, candidate: &
     let Some(workspace) = cx.toolbox.workspace() else {
         return true;
     };
-    let reads = |d: &Decision| {
-        let code = d.action.args["code"].as_str().unwrap_or_default();
-        names_a_workspace_path(code, |path| !workspace.lacks(path))
-    };
+    let reads = |d: &Decision| names_a_workspace_path(code_of(d), |path| !workspace.lacks(path));
     !reads(decision) || reads(candidate)
 }
 
