@@ -22,8 +22,9 @@ use super::tiles::Tiled;
 
 /// A product by one weight matrix.
 pub(super) enum Product {
-    /// Q4_K and Q6_K weights on a CPU with AVX-512 VNNI: the weights in
-    /// compact tiles of our own, the file's copy dropped ([`Tiled`]).
+    /// Q4_K and Q6_K weights on a CPU with AVX-512 VNNI or AVX2: the
+    /// weights in compact tiles of our own, the file's copy dropped
+    /// ([`Tiled`]).
     Tiled(Tiled),
     /// Any other weight, or CPU: candle's product.
     Candle {

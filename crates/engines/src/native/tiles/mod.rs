@@ -1,8 +1,9 @@
-//! Products by Q4_K and Q6_K weights on AVX-512 VNNI, from tiles that keep
-//! the weights as compact as the file has them.
+//! Products by Q4_K and Q6_K weights on AVX-512 VNNI or AVX2, from tiles
+//! that keep the weights as compact as the file has them.
 //!
 //! candle 0.11 multiplies these formats on such CPUs with tiles of 16 rows
-//! (one `vpdpbusd` gives 16 outputs for 4 inputs), but it widens each
+//! (one `vpdpbusd` gives 16 outputs for 4 inputs on AVX-512 VNNI; two
+//! halves of 8 rows on AVX2), but it widens each
 //! row's scales to `f32` per sub-block and Q6_K's 6-bit values to bytes:
 //! 6.0 bits a weight for Q4_K (the file: 4.5) and 10.0 for Q6_K (6.56),
 //! kept beside the file's own copy. A decode step reads every weight once,
@@ -27,10 +28,14 @@ use candle_core::{Device, Tensor};
 use super::qwen2::Result;
 
 #[cfg(target_arch = "x86_64")]
-mod kernels;
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod pack;
+mod quantize;
 
 use pack::{pack_q4k, pack_q6k};
+use quantize::quantize;
 
 /// Weight rows per tile.
 const TILE_N: usize = 16;
@@ -118,20 +123,42 @@ struct Q8K {
     bsums: [i16; QK_K / 16],
 }
 
-/// Whether this CPU runs the tiles' kernel (AVX-512 with VNNI), checked
-/// once.
-pub(super) fn available() -> bool {
+/// The instruction set the tiles' kernel runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Level {
+    /// AVX-512 F, BW and VNNI: 16 rows in one register.
+    Avx512Vnni,
+    /// AVX2 and FMA: 16 rows in two registers of 8.
+    Avx2,
+}
+
+/// The widest kernel this CPU runs, checked once (`None`: no tiles, as
+/// on CPUs without AVX2 and FMA or other architectures, where candle's
+/// own product is used).
+pub(super) fn level() -> Option<Level> {
     #[cfg(target_arch = "x86_64")]
     {
-        static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *OK.get_or_init(|| {
-            is_x86_feature_detected!("avx512f")
+        static LEVEL: std::sync::OnceLock<Option<Level>> = std::sync::OnceLock::new();
+        *LEVEL.get_or_init(|| {
+            if is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vnni")
+            {
+                Some(Level::Avx512Vnni)
+            } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                Some(Level::Avx2)
+            } else {
+                None
+            }
         })
     }
     #[cfg(not(target_arch = "x86_64"))]
-    false
+    None
+}
+
+/// Whether this CPU runs the tiles' kernel (see [`level`]).
+pub(super) fn available() -> bool {
+    level().is_some()
 }
 
 impl Tiled {
@@ -186,6 +213,7 @@ impl Tiled {
         }
         let dsts: [usize; N] = std::array::from_fn(|i| outs[i].as_mut_ptr() as usize);
         let acts = &acts;
+        let level = level();
         candle_core::utils::barrier_pool().execute_chunked(total, |units| {
             for unit in units {
                 let i = firsts.iter().rposition(|&f| unit >= f).unwrap_or(0);
@@ -197,16 +225,26 @@ impl Tiled {
                     let row = (m0 + r).min(m - 1);
                     &acts[row * kb..(row + 1) * kb]
                 });
-                // SAFETY: `available()` held when the tiles were made;
-                // each unit writes only its own rows `m0..m0 + mt` of its
-                // own columns `nt * 16..` of its own weight's output.
+                let dst = dsts[i] as *mut f32;
+                // SAFETY: `level()` found the kernel's instructions when
+                // the tiles were made; each unit writes only its own rows
+                // `m0..m0 + mt` of its own columns `nt * 16..` of its own
+                // weight's output.
                 #[cfg(target_arch = "x86_64")]
                 #[allow(unsafe_code)]
                 unsafe {
-                    kernels::unit(&w.packed, &rows[..mt], kb, nt, dsts[i] as *mut f32, w.n, m0);
+                    match level {
+                        Some(Level::Avx512Vnni) => {
+                            avx512::unit(&w.packed, &rows[..mt], kb, nt, dst, w.n, m0)
+                        }
+                        Some(Level::Avx2) => {
+                            avx2::unit(&w.packed, &rows[..mt], kb, nt, dst, w.n, m0)
+                        }
+                        None => unreachable!("tiles are made only where a kernel runs"),
+                    }
                 }
                 #[cfg(not(target_arch = "x86_64"))]
-                let _ = (w, rows, kb, nt, dsts, mt);
+                let _ = (w, rows, kb, nt, dst, mt, level);
             }
         });
         let mut out = Vec::with_capacity(N);
@@ -219,35 +257,6 @@ impl Tiled {
     }
 }
 
-/// One superblock of an activation row in 8 bits, exactly as candle's
-/// `BlockQ8K::from_float` quantizes it (the products must be candle's).
-fn quantize(xs: &[f32]) -> Q8K {
-    let (mut max, mut amax) = (0f32, 0f32);
-    for &x in xs {
-        if amax < x.abs() {
-            amax = x.abs();
-            max = x;
-        }
-    }
-    let mut block = Q8K {
-        d: 0.0,
-        qs: [0; QK_K],
-        bsums: [0; QK_K / 16],
-    };
-    if amax == 0.0 {
-        return block;
-    }
-    let iscale = -127f32 / max;
-    for (q, &x) in block.qs.iter_mut().zip(xs) {
-        *q = (iscale * x).round().clamp(-128.0, 127.0) as i8;
-    }
-    for (sum, values) in block.bsums.iter_mut().zip(block.qs.chunks_exact(16)) {
-        *sum = values.iter().map(|&v| i32::from(v)).sum::<i32>() as i16;
-    }
-    block.d = 1.0 / iscale;
-    block
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,7 +267,7 @@ mod tests {
     #[test]
     fn tiles_multiply_as_candle_does_bit_for_bit_and_a_row_alike_alone() {
         if !available() {
-            eprintln!("this CPU has no AVX-512 VNNI: the tiles are not used here");
+            eprintln!("this CPU has neither AVX2 nor AVX-512 VNNI: the tiles are not used here");
             return;
         }
         let values = random(48, 512);

@@ -1,7 +1,8 @@
 //! The tiles' products on AVX-512 VNNI: candle's `q4k_tile` and
 //! `q6k_tile`, operation for operation, with the compact scales widened
-//! in registers. The only unsafe code of hermes-engines: SIMD intrinsics,
-//! reached only after [`super::available`] held.
+//! in registers. With [`super::avx2`], the only unsafe code of
+//! hermes-engines: SIMD intrinsics, reached only after [`super::level`]
+//! found them.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
