@@ -7,8 +7,9 @@
 //!
 //! Must not depend on: `hermes-actors`, `hermes-cluster`, `hermes-eval`.
 // Unsafe code only where SIMD intrinsics need it: the quantized products'
-// kernel (`native/tiles/kernels.rs` and its call in `native/tiles/mod.rs`), each
-// use allowed there with its safety case.
+// kernels (`native/tiles/avx512.rs`, `avx2.rs`, their call in
+// `native/tiles/mod.rs`) and the activations' quantization
+// (`native/tiles/quantize.rs`), each use allowed there with its safety case.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
