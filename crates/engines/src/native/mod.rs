@@ -28,6 +28,8 @@ mod attention;
 mod constraint;
 mod engine;
 mod kept;
+#[doc(hidden)]
+pub mod kernel_bench;
 mod kv;
 mod product;
 mod qwen2;
