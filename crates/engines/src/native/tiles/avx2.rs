@@ -51,10 +51,16 @@ unsafe fn pairs(w: __m256i, a: __m256i) -> __m256i {
     _mm256_maddubs_epi16(w, a)
 }
 
-/// 16-bit sums widened to 32 bits and added to `acc` (`vpmaddwd` by 1).
+/// 16-bit sums widened to 32 bits, neighbours added (`vpmaddwd` by 1).
 #[inline(always)]
-unsafe fn widen_add(acc: __m256i, sums16: __m256i) -> __m256i {
-    _mm256_add_epi32(acc, _mm256_madd_epi16(sums16, _mm256_set1_epi16(1)))
+unsafe fn widen16(sums16: __m256i) -> __m256i {
+    _mm256_madd_epi16(sums16, _mm256_set1_epi16(1))
+}
+
+/// 8 rows' `f32` values from `p` and 8 more from `p + 8` (a tile's 16).
+#[inline(always)]
+unsafe fn halves(p: *const f32) -> [__m256; 2] {
+    [_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))]
 }
 
 /// The products of tile column `nt` with `rows` (each `kb`
@@ -118,14 +124,8 @@ unsafe fn rows_of<const M: usize>(
 #[inline(always)]
 unsafe fn q4k<const M: usize>(tile: &TileQ4K, acts: &[&Q8K; M], acc: &mut [[__m256; 2]; M]) {
     let mask = _mm256_set1_epi8(0x0F);
-    let d = [
-        _mm256_loadu_ps(tile.d.as_ptr()),
-        _mm256_loadu_ps(tile.d.as_ptr().add(8)),
-    ];
-    let dmin = [
-        _mm256_loadu_ps(tile.dmin.as_ptr()),
-        _mm256_loadu_ps(tile.dmin.as_ptr().add(8)),
-    ];
+    let d = halves(tile.d.as_ptr());
+    let dmin = halves(tile.dmin.as_ptr());
     for sub in 0..8 {
         let mut sums16 = [[_mm256_setzero_si256(); 2]; M];
         for g4 in 0..4 {
@@ -150,8 +150,7 @@ unsafe fn q4k<const M: usize>(tile: &TileQ4K, acts: &[&Q8K; M], acc: &mut [[__m2
             let min = _mm256_mul_ps(dmin[h], widen(tile.mins[sub].as_ptr().add(h * 8), false));
             for (m, act) in acts.iter().enumerate() {
                 let dall = act.d;
-                let isum = widen_add(_mm256_setzero_si256(), sums16[m][h]);
-                let f = _mm256_cvtepi32_ps(isum);
+                let f = _mm256_cvtepi32_ps(widen16(sums16[m][h]));
                 acc[m][h] =
                     _mm256_fmadd_ps(f, _mm256_mul_ps(scale, _mm256_set1_ps(dall)), acc[m][h]);
                 let bsum =
@@ -170,10 +169,7 @@ unsafe fn q4k<const M: usize>(tile: &TileQ4K, acts: &[&Q8K; M], acc: &mut [[__m2
 unsafe fn q6k<const M: usize>(tile: &TileQ6K, acts: &[&Q8K; M], acc: &mut [[__m256; 2]; M]) {
     let low4 = _mm256_set1_epi8(0x0F);
     let top2 = _mm256_set1_epi8(0x30);
-    let d = [
-        _mm256_loadu_ps(tile.d.as_ptr()),
-        _mm256_loadu_ps(tile.d.as_ptr().add(8)),
-    ];
+    let d = halves(tile.d.as_ptr());
     for sub in 0..16 {
         let mut isum = [[_mm256_setzero_si256(); 2]; M];
         for h in 0..2 {
@@ -206,7 +202,7 @@ unsafe fn q6k<const M: usize>(tile: &TileQ6K, acts: &[&Q8K; M], acc: &mut [[__m2
                     pairs(values[2], bcast4(act, a + 8)),
                     pairs(values[3], bcast4(act, a + 12)),
                 );
-                isum[m][h] = widen_add(widen_add(isum[m][h], first), second);
+                isum[m][h] = _mm256_add_epi32(widen16(first), widen16(second));
             }
         }
         for h in 0..2 {
