@@ -1,8 +1,8 @@
 //! The tiles' products on AVX2 with FMA (CPUs without AVX-512 VNNI, as
 //! many cloud AMD EPYCs are): candle's `q4k_tile_avx2` and
 //! `q6k_tile_avx2`, the same `f32` operations in the same order, with the
-//! compact scales widened in registers and Q6_K's top two bits put back
-//! here. The integer dot products are summed in another grouping than
+//! compact scales widened in registers, and Q6_K's values in a layout
+//! of their own ([`super::TileQ6KSix`]). The integer dot products are summed in another grouping than
 //! candle's (16-bit sums of up to four `vpmaddubsw` before one
 //! `vpmaddwd`, where candle widens each): integer sums are exact and
 //! none of these can overflow (the bounds are below), so every product is
@@ -15,7 +15,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{Packed, TileQ4K, TileQ6K, MAX_MT, Q8K, TILE_N};
+use super::{Packed, TileQ4K, TileQ6KSix, MAX_MT, Q8K, TILE_N};
 
 /// Activation row `act`'s four values from `off`, in every 32-bit lane.
 #[inline(always)]
@@ -107,7 +107,8 @@ unsafe fn rows_of<const M: usize>(
         let acts: [&Q8K; M] = std::array::from_fn(|m| &rows[m][b]);
         match packed {
             Packed::Q4K(tiles) => q4k(&tiles[nt * kb + b], &acts, &mut acc),
-            Packed::Q6K(tiles) => q6k(&tiles[nt * kb + b], &acts, &mut acc),
+            Packed::Q6KSix(tiles) => q6k(&tiles[nt * kb + b], &acts, &mut acc),
+            Packed::Q6K(_) => unreachable!("Q6_K tiles of two parts are packed for AVX-512 only"),
         }
     }
     for (i, row) in acc.iter().enumerate() {
@@ -165,31 +166,32 @@ unsafe fn q4k<const M: usize>(tile: &TileQ4K, acts: &[&Q8K; M], acc: &mut [[__m2
 /// `q6k_tile_avx2`. Values are at most 63, so a `vpmaddubsw` pair is at
 /// most 16,128 in size and two of them still fit 16 bits: each
 /// sub-block's four groups take two widenings.
+///
+/// candle subtracts `32 × bsum` from the `f32` sum; here it is taken from
+/// the integer sum before the conversion, which is the same number: both
+/// are integers below 2²⁴ in size (the sum at most 16 · 63 · 128, the
+/// term 32 · 2,048), so the `f32` conversion and subtraction are exact.
 #[inline(always)]
-unsafe fn q6k<const M: usize>(tile: &TileQ6K, acts: &[&Q8K; M], acc: &mut [[__m256; 2]; M]) {
-    let low4 = _mm256_set1_epi8(0x0F);
-    let top2 = _mm256_set1_epi8(0x30);
+unsafe fn q6k<const M: usize>(tile: &TileQ6KSix, acts: &[&Q8K; M], acc: &mut [[__m256; 2]; M]) {
     let d = halves(tile.d.as_ptr());
     for sub in 0..16 {
         let mut isum = [[_mm256_setzero_si256(); 2]; M];
         for h in 0..2 {
-            let high = half_group(tile.high.as_ptr(), sub, h);
-            let w0 = half_group(tile.low.as_ptr(), 2 * sub, h);
-            let w1 = half_group(tile.low.as_ptr(), 2 * sub + 1, h);
-            // Values 16·sub + 4·g4 + j, each 0..64, for g4 = 0..4.
+            let plane = |p: usize| half_group(tile.six.as_ptr(), sub * 3 + p, h);
+            let (x, y, z) = (plane(0), plane(1), plane(2));
+            // Values 16·sub + 4·p + j, each 0..64, for p = 0..4; the
+            // fourth from the top two bits of the other three's bytes.
+            let bits = |v: __m256i, mask: i8| _mm256_and_si256(v, _mm256_set1_epi8(mask));
             let values = [
+                bits(x, 0x3F),
+                bits(y, 0x3F),
+                bits(z, 0x3F),
                 _mm256_or_si256(
-                    _mm256_and_si256(w0, low4),
-                    _mm256_and_si256(_mm256_slli_epi16(high, 4), top2),
-                ),
-                _mm256_or_si256(
-                    _mm256_and_si256(_mm256_srli_epi16(w0, 4), low4),
-                    _mm256_and_si256(_mm256_slli_epi16(high, 2), top2),
-                ),
-                _mm256_or_si256(_mm256_and_si256(w1, low4), _mm256_and_si256(high, top2)),
-                _mm256_or_si256(
-                    _mm256_and_si256(_mm256_srli_epi16(w1, 4), low4),
-                    _mm256_and_si256(_mm256_srli_epi16(high, 2), top2),
+                    _mm256_or_si256(
+                        bits(_mm256_srli_epi16(x, 6), 0x03),
+                        bits(_mm256_srli_epi16(y, 4), 0x0C),
+                    ),
+                    bits(_mm256_srli_epi16(z, 2), 0x30),
                 ),
             ];
             for (m, act) in acts.iter().enumerate() {
@@ -211,11 +213,10 @@ unsafe fn q6k<const M: usize>(tile: &TileQ6K, acts: &[&Q8K; M], acc: &mut [[__m2
                 widen(tile.scales[sub].as_ptr().add(h * 8) as *const u8, true),
             );
             for (m, act) in acts.iter().enumerate() {
-                let dall = act.d;
-                let bsum = f32::from(act.bsums[sub]);
-                let f = _mm256_sub_ps(_mm256_cvtepi32_ps(isum[m][h]), _mm256_set1_ps(32.0 * bsum));
+                let offset = _mm256_set1_epi32(32 * i32::from(act.bsums[sub]));
+                let f = _mm256_cvtepi32_ps(_mm256_sub_epi32(isum[m][h], offset));
                 acc[m][h] =
-                    _mm256_fmadd_ps(f, _mm256_mul_ps(scale, _mm256_set1_ps(dall)), acc[m][h]);
+                    _mm256_fmadd_ps(f, _mm256_mul_ps(scale, _mm256_set1_ps(act.d)), acc[m][h]);
             }
         }
     }

@@ -55,6 +55,7 @@ pub(super) unsafe fn unit(
         match packed {
             Packed::Q4K(tiles) => q4k(&tiles[nt * kb + b], acts, &mut acc),
             Packed::Q6K(tiles) => q6k(&tiles[nt * kb + b], acts, &mut acc),
+            Packed::Q6KSix(_) => unreachable!("six-bit Q6_K tiles are packed for AVX2 only"),
         }
     }
     for (i, row) in acc[..rows.len()].iter().enumerate() {

@@ -34,7 +34,7 @@ mod avx512;
 mod pack;
 mod quantize;
 
-use pack::{pack_q4k, pack_q6k};
+use pack::{pack_q4k, pack_q6k, pack_q6k_six};
 use quantize::quantize;
 
 /// Weight rows per tile.
@@ -101,10 +101,39 @@ impl TileQ6K {
     }
 }
 
+impl TileQ6KSix {
+    fn zeroed() -> Self {
+        Self {
+            six: [0; QK_K / 16 * 3 * TILE_N * 4],
+            scales: [[0; TILE_N]; 16],
+            d: [0.0; TILE_N],
+        }
+    }
+}
+
+/// One superblock of 16 Q6_K rows for the AVX2 kernel, where putting a
+/// value's top two bits back beside its low four cost more instructions
+/// than the products themselves: here three of every four values lie
+/// whole in a byte, and the fourth is spread over those bytes' top bits
+/// (the same 6.63 bits a weight as [`TileQ6K`]).
+#[repr(C, align(64))]
+struct TileQ6KSix {
+    /// `[k16-group (16)][plane (3)][row (16)][4 bytes]`; byte `j` of plane
+    /// `p` of group `G` holds value `16G + 4p + j` in its low six bits
+    /// and bits `2p..2p + 2` of value `16G + 12 + j` in its top two.
+    six: [u8; QK_K / 16 * 3 * TILE_N * 4],
+    /// Signed scale of each sub-block of 16 values, per row.
+    scales: [[i8; TILE_N]; 16],
+    d: [f32; TILE_N],
+}
+
 /// A weight matrix in tiles.
 enum Packed {
     Q4K(Vec<TileQ4K>),
+    /// Q6_K for the AVX-512 kernel.
     Q6K(Vec<TileQ6K>),
+    /// Q6_K for the AVX2 kernel.
+    Q6KSix(Vec<TileQ6KSix>),
 }
 
 /// A Q4_K or Q6_K weight `[n, k]` packed for [`Tiled::forward`].
@@ -157,6 +186,7 @@ pub(super) fn level() -> Option<Level> {
 }
 
 /// Whether this CPU runs the tiles' kernel (see [`level`]).
+#[cfg(test)]
 pub(super) fn available() -> bool {
     level().is_some()
 }
@@ -168,13 +198,14 @@ impl Tiled {
     pub(super) fn new(weight: &QTensor) -> Result<Option<Self>> {
         let (n, k) = weight.shape().dims2()?;
         let fits = n % TILE_N == 0 && k % QK_K == 0 && k > 0;
-        if !available() || !fits {
+        let Some(level) = level().filter(|_| fits) else {
             return Ok(None);
-        }
+        };
         let data = weight.data()?;
-        let packed = match weight.dtype() {
-            GgmlDType::Q4K => Packed::Q4K(pack_q4k(&data, n, k)?),
-            GgmlDType::Q6K => Packed::Q6K(pack_q6k(&data, n, k)?),
+        let packed = match (weight.dtype(), level) {
+            (GgmlDType::Q4K, _) => Packed::Q4K(pack_q4k(&data, n, k)?),
+            (GgmlDType::Q6K, Level::Avx512Vnni) => Packed::Q6K(pack_q6k(&data, n, k)?),
+            (GgmlDType::Q6K, Level::Avx2) => Packed::Q6KSix(pack_q6k_six(&data, n, k)?),
             _ => return Ok(None),
         };
         Ok(Some(Self { packed, n, k }))

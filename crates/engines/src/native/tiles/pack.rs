@@ -1,9 +1,9 @@
 //! Q4_K and Q6_K weights, as the GGUF file stores them, into tiles of 16
-//! rows ([`TileQ4K`], [`TileQ6K`]), on candle's threads.
+//! rows ([`TileQ4K`]; [`TileQ6K`] or [`TileQ6KSix`]), on candle's threads.
 
 use half::f16;
 
-use super::{TileQ4K, TileQ6K, Q4K_BLOCK, Q6K_BLOCK, QK_K, TILE_N};
+use super::{TileQ4K, TileQ6K, TileQ6KSix, Q4K_BLOCK, Q6K_BLOCK, QK_K, TILE_N};
 use crate::native::qwen2::Result;
 
 /// `make(0..count)` in order, made on as many threads as candle's pool
@@ -100,45 +100,90 @@ pub(super) fn pack_q4k(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ4K>> 
     }))
 }
 
-pub(super) fn pack_q6k(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6K>> {
+/// The 256 values of a Q6_K block in order, each 0..64 (the weight's
+/// quantized value plus 32).
+fn q6k_values(blk: &[u8]) -> [u8; QK_K] {
+    let (ql, qh) = (&blk[..128], &blk[128..192]);
+    let mut values = [0u8; QK_K];
+    // Each 128-value half: ql 64 bytes, qh 32 bytes.
+    for h in 0..2 {
+        let (ql, qh) = (&ql[h * 64..], &qh[h * 32..]);
+        let v = &mut values[h * 128..];
+        for j in 0..32 {
+            v[j] = (ql[j] & 0x0F) | ((qh[j] & 3) << 4);
+            v[j + 32] = (ql[j + 32] & 0x0F) | (((qh[j] >> 2) & 3) << 4);
+            v[j + 64] = (ql[j] >> 4) | (((qh[j] >> 4) & 3) << 4);
+            v[j + 96] = (ql[j + 32] >> 4) | (((qh[j] >> 6) & 3) << 4);
+        }
+    }
+    values
+}
+
+/// Q6_K weights in tiles whose values are spread as `fill` lays them out
+/// (the scales and `d` alike in both layouts).
+fn pack_q6k_with<T: Send>(
+    data: &[u8],
+    n: usize,
+    k: usize,
+    zero: fn() -> T,
+    fill: impl Fn(&mut T, usize, &[u8], &[u8; QK_K]) + Sync,
+) -> Result<Vec<T>> {
     let block = blocks(data, n, k, Q6K_BLOCK)?;
     let kb = k / QK_K;
-    Ok(in_parallel(n / TILE_N * kb, TileQ6K::zeroed, |i| {
+    Ok(in_parallel(n / TILE_N * kb, zero, |i| {
         let (t, b) = (i / kb, i % kb);
-        let mut tile = TileQ6K::zeroed();
+        let mut tile = zero();
         for r in 0..TILE_N {
             let blk = block(t * TILE_N + r, b);
-            let (ql, qh) = (&blk[..128], &blk[128..192]);
-            for sub in 0..16 {
-                tile.scales[sub][r] = blk[192 + sub] as i8;
-            }
-            tile.d[r] = f16_at(blk, 208);
-            // Each 128-value half: ql 64 bytes, qh 32 bytes.
-            let mut values = [0u8; QK_K];
-            for h in 0..2 {
-                let (ql, qh) = (&ql[h * 64..], &qh[h * 32..]);
-                for j in 0..32 {
-                    let v = &mut values[h * 128..];
-                    v[j] = (ql[j] & 0x0F) | ((qh[j] & 3) << 4);
-                    v[j + 32] = (ql[j + 32] & 0x0F) | (((qh[j] >> 2) & 3) << 4);
-                    v[j + 64] = (ql[j] >> 4) | (((qh[j] >> 4) & 3) << 4);
-                    v[j + 96] = (ql[j + 32] >> 4) | (((qh[j] >> 6) & 3) << 4);
-                }
-            }
-            for g in 0..QK_K / 8 {
-                for j in 0..4 {
-                    tile.low[(g * TILE_N + r) * 4 + j] =
-                        (values[g * 8 + j] & 0x0F) | ((values[g * 8 + j + 4] & 0x0F) << 4);
-                }
-            }
-            for g in 0..QK_K / 16 {
-                for j in 0..4 {
-                    let top = |i: usize| values[g * 16 + i * 4 + j] >> 4;
-                    tile.high[(g * TILE_N + r) * 4 + j] =
-                        top(0) | (top(1) << 2) | (top(2) << 4) | (top(3) << 6);
-                }
-            }
+            fill(&mut tile, r, blk, &q6k_values(blk));
         }
         tile
     }))
+}
+
+/// Row `r`'s 16 sub-block scales (`blk[192..208]`, signed).
+fn q6k_scales(scales: &mut [[i8; TILE_N]; 16], r: usize, blk: &[u8]) {
+    for (sub, row) in scales.iter_mut().enumerate() {
+        row[r] = blk[192 + sub] as i8;
+    }
+}
+
+/// Q6_K weights in [`TileQ6K`]s (low four bits as Q4_K's, the top two
+/// packed four to a byte): the AVX-512 kernel's.
+pub(super) fn pack_q6k(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6K>> {
+    pack_q6k_with(data, n, k, TileQ6K::zeroed, |tile, r, blk, values| {
+        q6k_scales(&mut tile.scales, r, blk);
+        tile.d[r] = f16_at(blk, 208);
+        for g in 0..QK_K / 8 {
+            for j in 0..4 {
+                tile.low[(g * TILE_N + r) * 4 + j] =
+                    (values[g * 8 + j] & 0x0F) | ((values[g * 8 + j + 4] & 0x0F) << 4);
+            }
+        }
+        for g in 0..QK_K / 16 {
+            for j in 0..4 {
+                let top = |i: usize| values[g * 16 + i * 4 + j] >> 4;
+                tile.high[(g * TILE_N + r) * 4 + j] =
+                    top(0) | (top(1) << 2) | (top(2) << 4) | (top(3) << 6);
+            }
+        }
+    })
+}
+
+/// Q6_K weights in [`TileQ6KSix`]s (three values whole in a byte each,
+/// the fourth in their top bits): the AVX2 kernel's.
+pub(super) fn pack_q6k_six(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6KSix>> {
+    pack_q6k_with(data, n, k, TileQ6KSix::zeroed, |tile, r, blk, values| {
+        q6k_scales(&mut tile.scales, r, blk);
+        tile.d[r] = f16_at(blk, 208);
+        for g in 0..QK_K / 16 {
+            for j in 0..4 {
+                let fourth = values[g * 16 + 12 + j];
+                for plane in 0..3 {
+                    tile.six[((g * 3 + plane) * TILE_N + r) * 4 + j] =
+                        values[g * 16 + plane * 4 + j] | ((fourth >> (2 * plane)) & 3) << 6;
+                }
+            }
+        }
+    })
 }
