@@ -51,31 +51,35 @@ const Q4K_BLOCK: usize = 144;
 const Q6K_BLOCK: usize = 210;
 
 /// One superblock of 16 Q4_K rows.
+///
+/// The scales come before the values: a kernel reads a tile from its
+/// first byte to its last, so the memory it streams is read in order
+/// (with the scales last, each tile began with a jump to its end and back).
 #[repr(C, align(64))]
 struct TileQ4K {
-    /// `[k8-group (32)][row (16)][4 bytes]`; byte `j` of a group `g` holds
-    /// value `8g + j` in its low nibble and `8g + j + 4` in its high one.
-    qs: [u8; QK_K / 8 * TILE_N * 4],
+    d: [f32; TILE_N],
+    dmin: [f32; TILE_N],
     /// 6-bit scale of each sub-block of 32 values, per row.
     scales: [[u8; TILE_N]; 8],
     /// 6-bit min of each sub-block, per row.
     mins: [[u8; TILE_N]; 8],
-    d: [f32; TILE_N],
-    dmin: [f32; TILE_N],
+    /// `[k8-group (32)][row (16)][4 bytes]`; byte `j` of a group `g` holds
+    /// value `8g + j` in its low nibble and `8g + j + 4` in its high one.
+    qs: [u8; QK_K / 8 * TILE_N * 4],
 }
 
 /// One superblock of 16 Q6_K rows (values `v - 32`, `v` in 0..64).
 #[repr(C, align(64))]
 struct TileQ6K {
+    d: [f32; TILE_N],
+    /// Signed scale of each sub-block of 16 values, per row.
+    scales: [[i8; TILE_N]; 16],
     /// Low 4 bits, laid out as [`TileQ4K::qs`].
     low: [u8; QK_K / 8 * TILE_N * 4],
     /// High 2 bits: `[k16-group (16)][row (16)][4 bytes]`; byte `j` of a
     /// group `G` holds those of values `16G + j`, `+ 4`, `+ 8`, `+ 12`
     /// in its bit pairs from the lowest.
     high: [u8; QK_K / 16 * TILE_N * 4],
-    /// Signed scale of each sub-block of 16 values, per row.
-    scales: [[i8; TILE_N]; 16],
-    d: [f32; TILE_N],
 }
 
 impl TileQ4K {
@@ -118,13 +122,13 @@ impl TileQ6KSix {
 /// (the same 6.63 bits a weight as [`TileQ6K`]).
 #[repr(C, align(64))]
 struct TileQ6KSix {
+    d: [f32; TILE_N],
+    /// Signed scale of each sub-block of 16 values, per row.
+    scales: [[i8; TILE_N]; 16],
     /// `[k16-group (16)][plane (3)][row (16)][4 bytes]`; byte `j` of plane
     /// `p` of group `G` holds value `16G + 4p + j` in its low six bits
     /// and bits `2p..2p + 2` of value `16G + 12 + j` in its top two.
     six: [u8; QK_K / 16 * 3 * TILE_N * 4],
-    /// Signed scale of each sub-block of 16 values, per row.
-    scales: [[i8; TILE_N]; 16],
-    d: [f32; TILE_N],
 }
 
 /// A weight matrix in tiles.
