@@ -40,7 +40,10 @@ pub(super) fn attend(
     values: &Tensor,
     position: usize,
 ) -> Result<Tensor> {
-    let threads = candle_core::utils::get_num_threads();
+    // The pool's own count: candle's `get_num_threads` reads
+    // /proc/cpuinfo at every call on x86 Linux, and this runs once per
+    // layer and step.
+    let threads = candle_core::utils::barrier_pool().n_workers() + 1;
     attend_in(queries, keys, values, position, threads, KEYS_PER_TILE)
 }
 
