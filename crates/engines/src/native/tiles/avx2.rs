@@ -2,9 +2,10 @@
 //! many cloud AMD EPYCs are): candle's `q4k_tile_avx2` and
 //! `q6k_tile_avx2`, the same `f32` operations in the same order, with the
 //! compact scales widened in registers, and Q6_K's values in a layout
-//! of their own ([`super::TileQ6KSix`]). The integer dot products are summed in another grouping than
-//! candle's (16-bit sums of up to four `vpmaddubsw` before one
-//! `vpmaddwd`, where candle widens each): integer sums are exact and
+//! of their own ([`super::TileQ6KSix`]). The integer dot products are
+//! summed in another grouping than candle's (16-bit sums of up to four
+//! `vpmaddubsw` before one `vpmaddwd`, where candle widens each): integer
+//! sums are exact and
 //! none of these can overflow (the bounds are below), so every product is
 //! candle's, bit for bit, with about half the integer instructions.
 //! Reached only after [`super::level`] found AVX2 and FMA.

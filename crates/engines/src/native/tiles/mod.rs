@@ -97,17 +97,6 @@ impl TileQ4K {
     }
 }
 
-impl TileQ6K {
-    fn zeroed() -> Self {
-        Self {
-            low: [0; QK_K / 8 * TILE_N * 4],
-            high: [0; QK_K / 16 * TILE_N * 4],
-            scales: [[0; TILE_N]; 16],
-            d: [0.0; TILE_N],
-        }
-    }
-}
-
 /// One superblock of 16 Q6_K rows for the AVX2 kernel, where putting a
 /// value's top two bits back beside its low four cost more instructions
 /// than the products themselves: here three of every four values lie
@@ -122,16 +111,6 @@ struct TileQ6KSix {
     /// `p` of group `G` holds value `16G + 4p + j` in its low six bits
     /// and bits `2p..2p + 2` of value `16G + 12 + j` in its top two.
     six: [u8; QK_K / 16 * 3 * TILE_N * 4],
-}
-
-impl TileQ6KSix {
-    fn zeroed() -> Self {
-        Self {
-            six: [0; QK_K / 16 * 3 * TILE_N * 4],
-            scales: [[0; TILE_N]; 16],
-            d: [0.0; TILE_N],
-        }
-    }
 }
 
 /// A weight matrix in tiles.

@@ -119,41 +119,73 @@ fn q6k_values(blk: &[u8]) -> [u8; QK_K] {
     values
 }
 
-/// Q6_K weights in tiles whose values are spread as `fill` lays them out
-/// (the scales and `d` alike in both layouts).
-fn pack_q6k_with<T: Send>(
+/// What both Q6_K layouts hold alike: each row's 16 signed sub-block
+/// scales and its `d`, filled by [`pack_q6k_with`] for either.
+trait Q6KTile: Send {
+    /// A tile of zeros, to be filled.
+    fn zeroed() -> Self;
+    /// The tile's scales and `d`.
+    fn header(&mut self) -> (&mut [[i8; TILE_N]; 16], &mut [f32; TILE_N]);
+}
+
+impl Q6KTile for TileQ6K {
+    fn zeroed() -> Self {
+        Self {
+            d: [0.0; TILE_N],
+            scales: [[0; TILE_N]; 16],
+            low: [0; QK_K / 8 * TILE_N * 4],
+            high: [0; QK_K / 16 * TILE_N * 4],
+        }
+    }
+    fn header(&mut self) -> (&mut [[i8; TILE_N]; 16], &mut [f32; TILE_N]) {
+        (&mut self.scales, &mut self.d)
+    }
+}
+
+impl Q6KTile for TileQ6KSix {
+    fn zeroed() -> Self {
+        Self {
+            d: [0.0; TILE_N],
+            scales: [[0; TILE_N]; 16],
+            six: [0; QK_K / 16 * 3 * TILE_N * 4],
+        }
+    }
+    fn header(&mut self) -> (&mut [[i8; TILE_N]; 16], &mut [f32; TILE_N]) {
+        (&mut self.scales, &mut self.d)
+    }
+}
+
+/// Q6_K weights in tiles of layout `T`: the scales (`blk[192..208]`) and
+/// `d` (`blk[208..210]`) of each row here, its values where `fill` lays
+/// them out.
+fn pack_q6k_with<T: Q6KTile>(
     data: &[u8],
     n: usize,
     k: usize,
-    zero: fn() -> T,
-    fill: impl Fn(&mut T, usize, &[u8], &[u8; QK_K]) + Sync,
+    fill: impl Fn(&mut T, usize, &[u8; QK_K]) + Sync,
 ) -> Result<Vec<T>> {
     let block = blocks(data, n, k, Q6K_BLOCK)?;
     let kb = k / QK_K;
-    Ok(in_parallel(n / TILE_N * kb, zero, |i| {
+    Ok(in_parallel(n / TILE_N * kb, T::zeroed, |i| {
         let (t, b) = (i / kb, i % kb);
-        let mut tile = zero();
+        let mut tile = T::zeroed();
         for r in 0..TILE_N {
             let blk = block(t * TILE_N + r, b);
-            fill(&mut tile, r, blk, &q6k_values(blk));
+            let (scales, d) = tile.header();
+            for (sub, row) in scales.iter_mut().enumerate() {
+                row[r] = blk[192 + sub] as i8;
+            }
+            d[r] = f16_at(blk, 208);
+            fill(&mut tile, r, &q6k_values(blk));
         }
         tile
     }))
 }
 
-/// Row `r`'s 16 sub-block scales (`blk[192..208]`, signed).
-fn q6k_scales(scales: &mut [[i8; TILE_N]; 16], r: usize, blk: &[u8]) {
-    for (sub, row) in scales.iter_mut().enumerate() {
-        row[r] = blk[192 + sub] as i8;
-    }
-}
-
 /// Q6_K weights in [`TileQ6K`]s (low four bits as Q4_K's, the top two
 /// packed four to a byte): the AVX-512 kernel's.
 pub(super) fn pack_q6k(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6K>> {
-    pack_q6k_with(data, n, k, TileQ6K::zeroed, |tile, r, blk, values| {
-        q6k_scales(&mut tile.scales, r, blk);
-        tile.d[r] = f16_at(blk, 208);
+    pack_q6k_with(data, n, k, |tile: &mut TileQ6K, r, values| {
         for g in 0..QK_K / 8 {
             for j in 0..4 {
                 tile.low[(g * TILE_N + r) * 4 + j] =
@@ -173,9 +205,7 @@ pub(super) fn pack_q6k(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6K>> 
 /// Q6_K weights in [`TileQ6KSix`]s (three values whole in a byte each,
 /// the fourth in their top bits): the AVX2 kernel's.
 pub(super) fn pack_q6k_six(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6KSix>> {
-    pack_q6k_with(data, n, k, TileQ6KSix::zeroed, |tile, r, blk, values| {
-        q6k_scales(&mut tile.scales, r, blk);
-        tile.d[r] = f16_at(blk, 208);
+    pack_q6k_with(data, n, k, |tile: &mut TileQ6KSix, r, values| {
         for g in 0..QK_K / 16 {
             for j in 0..4 {
                 let fourth = values[g * 16 + 12 + j];
@@ -186,4 +216,54 @@ pub(super) fn pack_q6k_six(data: &[u8], n: usize, k: usize) -> Result<Vec<TileQ6
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::test_util::quantized;
+    use candle_core::quantized::GgmlDType;
+
+    /// Both Q6_K layouts hold every value, scale and `d` of the file's
+    /// blocks (the AVX-512 one is otherwise tested only on such CPUs).
+    #[test]
+    fn both_q6k_layouts_hold_the_file_s_blocks() {
+        let (n, k) = (32, 512);
+        let weight = quantized(n, k, GgmlDType::Q6K);
+        let data = weight.data().unwrap();
+        let block = blocks(&data, n, k, Q6K_BLOCK).unwrap();
+        let (two, six) = (
+            pack_q6k(&data, n, k).unwrap(),
+            pack_q6k_six(&data, n, k).unwrap(),
+        );
+        let kb = k / QK_K;
+        for row in 0..n {
+            for b in 0..kb {
+                let (blk, i, r) = (block(row, b), row / TILE_N * kb + b, row % TILE_N);
+                let (t2, t6) = (&two[i], &six[i]);
+                for (sub, scale) in blk[192..208].iter().enumerate() {
+                    assert_eq!(t2.scales[sub][r], *scale as i8);
+                    assert_eq!(t6.scales[sub][r], *scale as i8);
+                }
+                assert_eq!(t2.d[r], f16_at(blk, 208));
+                assert_eq!(t6.d[r], f16_at(blk, 208));
+                for (v, &want) in q6k_values(blk).iter().enumerate() {
+                    let (g, j) = (v / 8, v % 8);
+                    let low = t2.low[(g * TILE_N + r) * 4 + j % 4] >> (4 * (j / 4)) & 0x0F;
+                    let (g16, j16) = (v / 16, v % 16);
+                    let top = t2.high[(g16 * TILE_N + r) * 4 + j16 % 4] >> (2 * (j16 / 4)) & 3;
+                    assert_eq!(low | top << 4, want, "two-part tile, value {v}");
+                    let byte =
+                        |plane: usize| t6.six[((g16 * 3 + plane) * TILE_N + r) * 4 + j16 % 4];
+                    let got = match j16 / 4 {
+                        3 => (0..3)
+                            .map(|p| (byte(p) >> 6) << (2 * p))
+                            .fold(0, |a, x| a | x),
+                        plane => byte(plane) & 0x3F,
+                    };
+                    assert_eq!(got, want, "six-bit tile, value {v}");
+                }
+            }
+        }
+    }
 }
