@@ -59,7 +59,7 @@ use hermes_core::llm::{ChatRequest, ChatResponse, Llm, LlmError};
 /// engine's numerics change, so that a state an older build kept, whose
 /// last bits differ, is not loaded: `candle2` when its products and
 /// attention became row-invariant (EVALS.md section 44), `candle3` when
-/// its attention became a kernel of its own (`attention.rs`).
+/// its attention became a kernel of its own (`attention/`).
 const KEPT_ENGINE: &str = "candle3";
 
 /// Conversations whose state is kept for prefix reuse by default (each
