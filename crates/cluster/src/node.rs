@@ -27,6 +27,9 @@ use hermes_core::tools::Toolbox;
 
 /// Default for `--capacity`: subtasks a node runs at once.
 pub const DEFAULT_CAPACITY: u32 = 4;
+/// Longest a drain waits for the planners to confirm the answers sent
+/// (`PoolMsg::Received`) before the node stops.
+pub const CONFIRM_WAIT: Duration = Duration::from_secs(5);
 /// Largest frame a node accepts (a run carries its goal and history).
 pub const MAX_FRAME_BYTES: u64 = 64 << 20;
 
@@ -155,6 +158,7 @@ impl NodeBuilder {
             capacity: self.capacity,
             slots: Arc::new(Semaphore::new(self.capacity as usize)),
             runs: DashMap::new(),
+            unconfirmed: DashMap::new(),
             queued: AtomicU32::new(0),
             draining: AtomicBool::new(false),
             roles: self.roles,
@@ -270,7 +274,8 @@ impl Node {
 
     /// Stops taking runs (pools leave their groups and refuse new ones),
     /// waits up to `within` for running and queued subtasks to end, then
-    /// cancels the rest and waits briefly for their reports to go out.
+    /// cancels the rest, waits briefly for their reports, and waits up to
+    /// [`CONFIRM_WAIT`] for the planners to confirm every answer.
     /// Returns how many were cancelled.
     pub async fn drain(&self, within: Duration) -> usize {
         self.shared.draining.store(true, Ordering::Relaxed);
@@ -293,6 +298,12 @@ impl Node {
         // Cancelled loops report within a round; give them a moment.
         let until = tokio::time::Instant::now() + Duration::from_secs(2);
         while busy() > 0 && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // An answer is only safe once its planner confirmed it: stopping
+        // the node aborts the sessions' writers with what they still hold.
+        let until = tokio::time::Instant::now() + CONFIRM_WAIT;
+        while !self.shared.unconfirmed.is_empty() && tokio::time::Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         self.shared.emit(NodeEvent::Drained { cut });

@@ -55,6 +55,7 @@ impl Actor for Pool {
                     run.cancel.cancel();
                 }
             }
+            PoolMsg::Received(run_id) => drop(state.shared.unconfirmed.remove(&run_id)),
         }
         Ok(())
     }
@@ -192,6 +193,7 @@ mod tests {
             capacity: 2,
             slots: Arc::new(Semaphore::new(2)),
             runs: DashMap::new(),
+            unconfirmed: DashMap::new(),
             queued: AtomicU32::new(0),
             draining: AtomicBool::new(false),
             roles,

@@ -156,10 +156,14 @@ fn send(myself: ActorRef<ExecutorMsg>, args: &RemoteArgs, run: SubtaskRun, run_i
             answer = &mut call => answer,
             _ = cancel.cancelled() => {
                 // The remote loop ends `cancelled` and still answers.
-                let _ = pool.cast(PoolMsg::Cancel(run_id));
+                let _ = pool.cast(PoolMsg::Cancel(run_id.clone()));
                 call.await
             }
         };
+        if let Ok(CallResult::Success(_)) = &answer {
+            // A draining node waits for this before it exits.
+            let _ = pool.cast(PoolMsg::Received(run_id));
+        }
         let ended = match answer {
             Ok(CallResult::Success(Wire(Ok(RunEnded::Finished { outcome, journal })))) => {
                 journals.insert(subtask, journal);

@@ -42,6 +42,7 @@ pub struct RunHost;
 pub struct RunHostState {
     shared: Arc<NodeShared>,
     run_id: String,
+    origin: String,
     subtask: String,
     reply: Option<RpcReplyPort<Wire<RunEnded>>>,
     journals: TaskJournals,
@@ -66,7 +67,13 @@ impl RunHostState {
             status,
             rounds,
         });
+        // Recorded before the send, so that the confirmation cannot
+        // arrive first.
+        self.shared
+            .unconfirmed
+            .insert(self.run_id.clone(), self.origin.clone());
         if reply.send(Wire::new(ended)).is_err() {
+            self.shared.unconfirmed.remove(&self.run_id);
             tracing::debug!("the planner of run {} no longer waits", self.run_id);
         }
     }
@@ -98,6 +105,7 @@ impl Actor for RunHost {
         let mut state = RunHostState {
             shared: Arc::clone(&shared),
             run_id: request.run_id.clone(),
+            origin: request.origin.clone(),
             subtask: request.subtask.id.clone(),
             reply: Some(reply),
             journals: TaskJournals::default(),

@@ -32,6 +32,9 @@ pub struct NodeShared {
     pub slots: Arc<Semaphore>,
     /// Accepted runs by run id.
     pub runs: DashMap<String, RunEntry>,
+    /// Runs answered whose planner has not yet confirmed the answer
+    /// (`PoolMsg::Received`): run id to the planner's name.
+    pub unconfirmed: DashMap<String, String>,
     /// Accepted runs waiting for a slot.
     pub queued: AtomicU32,
     /// Set by a drain: new runs are refused.
@@ -63,8 +66,10 @@ impl NodeShared {
             .saturating_sub(self.slots.available_permits() as u32)
     }
 
-    /// Cancels every run sent by `origin`; returns how many.
+    /// Cancels every run sent by `origin` and forgets the answers it did
+    /// not confirm (it left); returns how many runs were cancelled.
     pub fn cancel_origin(&self, origin: &str) -> usize {
+        self.unconfirmed.retain(|_, from| from != origin);
         self.runs
             .iter()
             .filter(|r| r.origin == origin)

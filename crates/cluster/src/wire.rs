@@ -21,8 +21,9 @@ use hermes_core::limits::Limits;
 
 /// Version of the messages below; a pool refuses a run of another version.
 /// (3: runs carry the planner's approval rules and budget, and nodes ask
-/// the planner's desk.)
-pub const PROTOCOL: u32 = 3;
+/// the planner's desk; 4: planners confirm each answer with
+/// `PoolMsg::Received`, which a draining node waits for.)
+pub const PROTOCOL: u32 = 4;
 
 /// The process group every pool serving `role` joins.
 pub fn role_group(role: &str) -> String {
@@ -181,6 +182,11 @@ pub enum PoolMsg {
     /// Stop the run with this id (its loop ends `cancelled`); unknown ids
     /// are ignored.
     Cancel(String),
+    /// The planner got the answer of the run with this id. A draining node
+    /// waits for these before it exits: stopping the node aborts its
+    /// sessions' writers, and an answer still queued there would be lost
+    /// (the planner would then run the subtask again elsewhere).
+    Received(String),
 }
 
 /// The messages a planner's desk takes from the nodes running its
