@@ -287,25 +287,22 @@ impl Node {
             running: busy(),
             secs: within.as_secs(),
         });
-        let until = tokio::time::Instant::now() + within;
-        while busy() > 0 && tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_until(|| busy() == 0, within, Duration::from_millis(50)).await;
         let cut = busy();
         for run in self.shared.runs.iter() {
             run.cancel.cancel();
         }
         // Cancelled loops report within a round; give them a moment.
-        let until = tokio::time::Instant::now() + Duration::from_secs(2);
-        while busy() > 0 && tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_until(
+            || busy() == 0,
+            Duration::from_secs(2),
+            Duration::from_millis(20),
+        )
+        .await;
         // An answer is only safe once its planner confirmed it: stopping
         // the node aborts the sessions' writers with what they still hold.
-        let until = tokio::time::Instant::now() + CONFIRM_WAIT;
-        while !self.shared.unconfirmed.is_empty() && tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let confirmed = || self.shared.unconfirmed.is_empty();
+        wait_until(confirmed, CONFIRM_WAIT, Duration::from_millis(20)).await;
         self.shared.emit(NodeEvent::Drained { cut });
         cut
     }
@@ -325,6 +322,14 @@ impl Node {
             .server
             .stop_and_wait(Some("node shutdown".into()), Some(Duration::from_secs(2)))
             .await;
+    }
+}
+
+/// Polls `done` every `step` until it holds or `within` has passed.
+async fn wait_until(done: impl Fn() -> bool, within: Duration, step: Duration) {
+    let until = tokio::time::Instant::now() + within;
+    while !done() && tokio::time::Instant::now() < until {
+        tokio::time::sleep(step).await;
     }
 }
 
