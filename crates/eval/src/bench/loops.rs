@@ -191,16 +191,23 @@ impl LoopBench {
     }
 
     /// The baseline: per agent, a plain task making the same model calls
-    /// (a one-message request) and `read_file` calls, with nothing around
-    /// them. Process CPU per round, in microseconds.
+    /// (a one-message request) and `read_file` calls, timed as the loops'
+    /// are, with nothing else around them. Process CPU per round, in
+    /// microseconds.
     async fn bare(&self, workspace: &Workspace) -> f64 {
         let cpu_before = process::cpu_time();
         let mut tasks = Vec::with_capacity(self.agents);
         for _ in 0..self.agents {
             let model = LatencyModel::new(self.model_latency, self.rounds);
-            let tool = ReadFile::new(workspace.clone());
+            let tool = TimedTool {
+                inner: ReadFile::new(workspace.clone()),
+                spent: Arc::new(Mutex::new(Vec::new())),
+            };
             let rounds = self.rounds;
             tasks.push(tokio::spawn(async move {
+                // The same instruments as a loop's: the timed tool above and
+                // a clock reading kept at each round's end (`on_round`).
+                let ends = Mutex::new(vec![Instant::now()]);
                 for round in 1..=rounds {
                     let request = ChatRequest {
                         messages: vec![ChatMessage::user(format!("Round {round} of {rounds}."))],
@@ -218,6 +225,9 @@ impl LoopBench {
                             Value::from(format!("f{}.txt", round % FILES)),
                         );
                         let _ = tool.call(args).await;
+                    }
+                    if let Ok(mut ends) = ends.lock() {
+                        ends.push(Instant::now());
                     }
                 }
             }));
