@@ -614,6 +614,80 @@ async fn shipped_script_solves_every_shipped_task_and_seeded_faults_give_a_fixed
     assert_eq!(passed(&a), passed(&b));
 }
 
+/// `--subtask-concurrency 1` runs a plan's independent subtasks one after
+/// another: every round of one executor comes before the other's first.
+#[tokio::test(flavor = "multi_thread")]
+async fn subtask_concurrency_one_runs_independent_subtasks_one_after_another() {
+    let server = ScriptedServer::with_responder(|request| {
+        let prompt = messages_text(request);
+        if prompt.contains("You are the planner") {
+            return Reply::Content(
+                json!({"subtasks": [
+                    {"id": "s1", "role": "worker", "goal": "MARK-A: write alpha to a.txt.", "outputs": ["a.txt"], "depends_on": []},
+                    {"id": "s2", "role": "worker", "goal": "MARK-B: write beta to b.txt.", "outputs": ["b.txt"], "depends_on": []}
+                ]})
+                .to_string(),
+            );
+        }
+        if prompt.contains("final answer of a team") {
+            return common::text("a.txt and b.txt written");
+        }
+        // An executor's goal opens its turn; the other subtask's may be
+        // named further on.
+        let (path, content) = if prompt.contains("Goal: MARK-A") {
+            ("a.txt", "alpha")
+        } else if prompt.contains("Goal: MARK-B") {
+            ("b.txt", "beta")
+        } else {
+            return Reply::Status(400, format!("unexpected prompt: {prompt}"));
+        };
+        match round_of(request) {
+            1 => decision("write_file", json!({"path": path, "content": content})),
+            _ => finish(&format!("wrote {path}")),
+        }
+    })
+    .await;
+    let (dir, suite) = suite_dir(
+        "name = \"two\"\n[[task]]\nid = \"two-files\"\nmode = \"plan\"\ntimeout_secs = 60\ngoal = \"Write alpha to a.txt and beta to b.txt.\"\n[[task.check]]\nfile = \"a.txt\"\nequals = \"alpha\"\n[[task.check]]\nfile = \"b.txt\"\nequals = \"beta\"\n",
+    );
+    let roles = common::roles_dir(
+        "name = \"NAME\"\ndescription = \"Does small jobs.\"\nsystem_prompt = \"You work.\"\n",
+        &["worker"],
+    );
+    let out = dir.path().join("out");
+    let run = hermes(
+        &[
+            "eval",
+            suite.to_str().unwrap(),
+            "--subtask-concurrency",
+            "1",
+            "--roles",
+            roles.path().to_str().unwrap(),
+            "--report",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        &server.base_url,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.outcome()["runs"][0]["passed"], true, "{}", run.stdout);
+    let rounds = std::fs::read_to_string(out.join("runs/two-files.1/rounds.jsonl")).unwrap();
+    let subtasks: Vec<String> = rounds
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["subtask"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(subtasks.len(), 4, "{rounds}");
+    assert_eq!(subtasks[0], subtasks[1], "{rounds}");
+    assert_eq!(subtasks[2], subtasks[3], "{rounds}");
+    assert_ne!(subtasks[1], subtasks[2], "{rounds}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn mode_run_plan_runs_each_task_both_ways_and_reports_them_side_by_side() {
     let server = ScriptedServer::with_responder(|request| {

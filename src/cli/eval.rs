@@ -38,6 +38,10 @@ pub struct EvalArgs {
     /// Runs at once.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub concurrency: usize,
+    /// Subtasks running at once inside one plan-mode run (as `hermes plan
+    /// --concurrency`; 1 runs them one after another).
+    #[arg(long, default_value_t = hermes::actors::DEFAULT_CONCURRENCY, value_name = "N")]
+    pub subtask_concurrency: usize,
     #[command(flatten)]
     pub faults: FaultArgs,
     /// Run only these tasks (comma-separated ids).
@@ -211,6 +215,7 @@ async fn setup(
         request_timeout: args.model.request_timeout,
         repeat: args.repeat.max(1),
         concurrency: args.concurrency.max(1),
+        subtask_concurrency: args.subtask_concurrency.max(1),
         report_dir: args.report.clone(),
         approvals: Some(
             args.approvals

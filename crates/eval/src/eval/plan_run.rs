@@ -66,6 +66,7 @@ pub(super) async fn run_plan(
         .toolbox(toolbox)
         .roles(config.roles.clone())
         .limits(limits)
+        .concurrency(config.subtask_concurrency)
         .faults(faults.clone())
         .spawn()
         .await;

@@ -57,6 +57,9 @@ pub struct EvalConfig {
     pub repeat: u32,
     /// Runs at once.
     pub concurrency: usize,
+    /// Subtasks of one plan-mode run running at once (`hermes plan
+    /// --concurrency`; 1: one after another).
+    pub subtask_concurrency: usize,
     /// Keep every run's workspace and journal under `DIR/runs/<task>.<rep>/`.
     pub report_dir: Option<PathBuf>,
     /// Long-term memory in the runs.
