@@ -614,6 +614,33 @@ async fn shipped_script_solves_every_shipped_task_and_seeded_faults_give_a_fixed
     assert_eq!(passed(&a), passed(&b));
 }
 
+/// `hermes eval` of the suite `text` with one role, `worker`, and a report
+/// folder (returned with the suite's folder, which holds it, and the run).
+async fn eval_with_workers(
+    text: &str,
+    extra: &[&str],
+    base_url: &str,
+) -> (tempfile::TempDir, PathBuf, common::Run) {
+    let (dir, suite) = suite_dir(text);
+    let roles = common::roles_dir(
+        "name = \"NAME\"\ndescription = \"Does small jobs.\"\nsystem_prompt = \"You work.\"\n",
+        &["worker"],
+    );
+    let out = dir.path().join("out");
+    let mut args = vec![
+        "eval",
+        suite.to_str().unwrap(),
+        "--roles",
+        roles.path().to_str().unwrap(),
+        "--report",
+        out.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let run = hermes(&args, base_url).await;
+    (dir, out, run)
+}
+
 /// `--subtask-concurrency 1` runs a plan's independent subtasks one after
 /// another: every round of one executor comes before the other's first.
 #[tokio::test(flavor = "multi_thread")]
@@ -647,26 +674,9 @@ async fn subtask_concurrency_one_runs_independent_subtasks_one_after_another() {
         }
     })
     .await;
-    let (dir, suite) = suite_dir(
+    let (_dir, out, run) = eval_with_workers(
         "name = \"two\"\n[[task]]\nid = \"two-files\"\nmode = \"plan\"\ntimeout_secs = 60\ngoal = \"Write alpha to a.txt and beta to b.txt.\"\n[[task.check]]\nfile = \"a.txt\"\nequals = \"alpha\"\n[[task.check]]\nfile = \"b.txt\"\nequals = \"beta\"\n",
-    );
-    let roles = common::roles_dir(
-        "name = \"NAME\"\ndescription = \"Does small jobs.\"\nsystem_prompt = \"You work.\"\n",
-        &["worker"],
-    );
-    let out = dir.path().join("out");
-    let run = hermes(
-        &[
-            "eval",
-            suite.to_str().unwrap(),
-            "--subtask-concurrency",
-            "1",
-            "--roles",
-            roles.path().to_str().unwrap(),
-            "--report",
-            out.to_str().unwrap(),
-            "--json",
-        ],
+        &["--subtask-concurrency", "1"],
         &server.base_url,
     )
     .await;
@@ -709,26 +719,9 @@ async fn mode_run_plan_runs_each_task_both_ways_and_reports_them_side_by_side() 
         }
     })
     .await;
-    let (dir, suite) = suite_dir(
+    let (dir, out, run) = eval_with_workers(
         "name = \"modes\"\n[[task]]\nid = \"task-a\"\ngoal = \"MARK-A: write alpha to a.txt.\"\n[[task.check]]\nfile = \"a.txt\"\nequals = \"alpha\"\n",
-    );
-    let roles = common::roles_dir(
-        "name = \"NAME\"\ndescription = \"Does small jobs.\"\nsystem_prompt = \"You work.\"\n",
-        &["worker"],
-    );
-    let out = dir.path().join("out");
-    let run = hermes(
-        &[
-            "eval",
-            suite.to_str().unwrap(),
-            "--mode",
-            "run,plan",
-            "--roles",
-            roles.path().to_str().unwrap(),
-            "--report",
-            out.to_str().unwrap(),
-            "--json",
-        ],
+        &["--mode", "run,plan"],
         &server.base_url,
     )
     .await;
@@ -773,6 +766,7 @@ async fn mode_run_plan_runs_each_task_both_ways_and_reports_them_side_by_side() 
     assert!(!out.join("runs/task-a@run.1/rounds.jsonl").exists());
 
     // A plain report has no `by_mode`; an unknown mode is a usage error.
+    let suite = dir.path().join("suite.toml");
     let one = hermes(
         &["eval", suite.to_str().unwrap(), "--mode", "run", "--json"],
         &server.base_url,

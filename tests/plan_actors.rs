@@ -370,6 +370,64 @@ async fn a_plan_invalid_twice_is_a_clear_error() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// A model whose every call panics: a stand-in for a bug on the planning
+/// path (session 59 found one in a real-model replan).
+struct PanickingLlm;
+
+#[async_trait::async_trait]
+impl hermes::llm::Llm for PanickingLlm {
+    async fn chat(
+        &self,
+        _: &hermes::llm::ChatRequest,
+    ) -> Result<hermes::llm::ChatResponse, hermes::llm::LlmError> {
+        panic!("a bug in the model call")
+    }
+
+    fn model(&self) -> &str {
+        "panics"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planning_call_that_panics_ends_the_task_with_an_error_at_once() {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(workspace.path()).unwrap();
+    let mut toolbox = Toolbox::new();
+    builtin::register_file_tools(&mut toolbox, &ws);
+    let hermes = Hermes::builder()
+        .llm(Arc::new(PanickingLlm))
+        .roles(roles(&toolbox.names()))
+        .toolbox(toolbox)
+        .spawn()
+        .await
+        .unwrap();
+    let started = Instant::now();
+    // Two files to write: planned, not routed to one executor.
+    let report = hermes
+        .submit(TaskRequest::new("Write a.txt and b.txt").with_timeout(Duration::from_secs(120)))
+        .await
+        .unwrap();
+    assert_eq!(report.status.as_str(), "error", "{report:?}");
+    let error = report.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("internal error") && error.contains("a bug in the model call"),
+        "{error}"
+    );
+    // Told at once, not at the task's deadline.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    // The planner still takes tasks.
+    let again = hermes
+        .submit(TaskRequest::new("Write c.txt and d.txt").with_timeout(Duration::from_secs(120)))
+        .await
+        .unwrap();
+    assert_eq!(again.status.as_str(), "error");
+    hermes.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_deadline_cancels_every_running_executor() {
     let server = ScriptedServer::with_responder(|req| match kind(req) {

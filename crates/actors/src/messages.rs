@@ -140,6 +140,16 @@ pub enum TaskEvent {
     BudgetSpent,
 }
 
+impl TaskEvent {
+    /// A planning request that ended without a plan, for `why`.
+    pub fn plan_failed(why: String) -> Self {
+        TaskEvent::Planned(Asked {
+            answer: Err(PlanError::Model(why)),
+            usage: Default::default(),
+        })
+    }
+}
+
 /// One subtask for an executor to run.
 #[derive(Debug, Clone)]
 pub struct SubtaskRun {

@@ -7,8 +7,9 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use super::{Cx, LiveTask};
 use crate::messages::TaskEvent;
 use crate::model_call::ask_then_tell;
-use crate::plan;
+use crate::plan::{self, AnswerError, Asked};
 use crate::report::{TaskReport, TaskStatus};
+use hermes_core::llm::Usage;
 use hermes_core::telemetry;
 
 impl LiveTask {
@@ -33,9 +34,20 @@ impl LiveTask {
         let llm = super::budget::budgeted(cx.config.models.default_model(), self.budget.as_ref());
         let temperature = cx.config.limits.temperature;
         let span = tracing::info_span!(parent: &self.span, "answer");
-        ask_then_tell(cx.myself, self.id, span, async move {
-            TaskEvent::Answered(plan::request_answer(llm.as_ref(), messages, temperature).await)
-        });
+        ask_then_tell(
+            cx.myself,
+            self.id,
+            span,
+            async move {
+                TaskEvent::Answered(plan::request_answer(llm.as_ref(), messages, temperature).await)
+            },
+            |why| {
+                TaskEvent::Answered(Asked {
+                    answer: Err(AnswerError::Model(why)),
+                    usage: Usage::default(),
+                })
+            },
+        );
     }
 
     pub(super) fn finish(&mut self, result: Option<String>) {

@@ -116,9 +116,13 @@ impl LiveTask {
             // Already planned: no model call; the plan comes back through
             // the mailbox like a fresh one.
             let resume_span = tracing::info_span!(parent: &span, "resume");
-            ask_then_tell(cx.myself, id, resume_span, async move {
-                TaskEvent::Resumed(resume)
-            });
+            ask_then_tell(
+                cx.myself,
+                id,
+                resume_span,
+                async move { TaskEvent::Resumed(resume) },
+                TaskEvent::plan_failed,
+            );
             return Self::new(cx, id, request.task, timeout, reply, cancel, span)
                 .with_budget(budget);
         }
@@ -128,13 +132,19 @@ impl LiveTask {
         if let Some((subtasks, line)) = routed {
             // One deliverable: one executor, and no planning call to wait for.
             let plan_span = tracing::info_span!(parent: &span, "plan");
-            ask_then_tell(cx.myself, id, plan_span, async move {
-                tracing::info!("plan routed: {line}");
-                TaskEvent::Planned(Asked {
-                    answer: Ok(subtasks),
-                    usage: Default::default(),
-                })
-            });
+            ask_then_tell(
+                cx.myself,
+                id,
+                plan_span,
+                async move {
+                    tracing::info!("plan routed: {line}");
+                    TaskEvent::Planned(Asked {
+                        answer: Ok(subtasks),
+                        usage: Default::default(),
+                    })
+                },
+                TaskEvent::plan_failed,
+            );
             return Self::new(cx, id, request.task, timeout, reply, cancel, span)
                 .with_budget(budget);
         }
@@ -143,7 +153,7 @@ impl LiveTask {
         let steers = config.limits.steer.clone();
         let messages = plan::plan_messages(&request.task, &roles);
         let plan_span = tracing::info_span!(parent: &span, "plan");
-        ask_then_tell(cx.myself, id, plan_span, async move {
+        let planning = async move {
             let mut asked = plan::request_plan(
                 llm.as_ref(),
                 messages,
@@ -157,7 +167,8 @@ impl LiveTask {
                 telemetry::set_error(&Span::current(), e.to_string());
             }
             TaskEvent::Planned(asked)
-        });
+        };
+        ask_then_tell(cx.myself, id, plan_span, planning, TaskEvent::plan_failed);
         Self::new(cx, id, request.task, timeout, reply, cancel, span).with_budget(budget)
     }
 

@@ -158,7 +158,8 @@ impl LiveTask {
         let failed = id.to_string();
         let span =
             tracing::info_span!(parent: &self.span, "replan", hermes.failed_subtask = %failed);
-        ask_then_tell(cx.myself, self.id, span, async move {
+        let failed_too = failed.clone();
+        let replanning = async move {
             let mut plan =
                 plan::request_plan(llm.as_ref(), messages, &roles, &ids, temperature).await;
             plan::merge_chains_if_on(&steers, &mut plan, &roles);
@@ -166,6 +167,15 @@ impl LiveTask {
                 telemetry::set_error(&Span::current(), e.to_string());
             }
             TaskEvent::Replanned { failed, plan }
+        };
+        ask_then_tell(cx.myself, self.id, span, replanning, move |why| {
+            TaskEvent::Replanned {
+                failed: failed_too,
+                plan: Asked {
+                    answer: Err(PlanError::Model(why)),
+                    usage: Usage::default(),
+                },
+            }
         });
     }
 }

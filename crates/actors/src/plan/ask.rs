@@ -184,14 +184,16 @@ pub async fn request_plan(
                 // A repeat is sent back once; after that it goes out with
                 // why it failed, so the executor at least knows.
                 if errors.is_empty() && (repeated.is_empty() || attempt == 1) {
-                    for line in drop_redone(&mut subtasks, &ids.completed) {
-                        tracing::info!(attempt, "plan: {line}");
-                    }
+                    // Annotated before finished work is left out: `repeated`
+                    // holds indices into the plan as the model wrote it.
                     if let Some((_, why)) = &ids.failed {
                         for i in repeated {
                             let goal = &mut subtasks[i].goal;
                             *goal = format!("{goal}{EARLIER_ATTEMPT}{why}. Do it another way.)");
                         }
+                    }
+                    for line in drop_redone(&mut subtasks, &ids.completed) {
+                        tracing::info!(attempt, "plan: {line}");
                     }
                     return Asked {
                         answer: Ok(subtasks),

@@ -370,3 +370,46 @@ async fn a_plan_the_repairs_fix_is_taken_without_a_re_ask() {
     );
     assert_eq!(llm.requests().len(), 1);
 }
+
+/// The second answer both redoes a finished subtask and repeats the failed
+/// one after it: the finished copy is left out and the repeat annotated
+/// (the annotation once indexed the plan after the copy was left out, and
+/// panicked past its end: found in a real-model plan run, session 59).
+#[tokio::test]
+async fn a_replan_that_redoes_finished_work_and_repeats_the_failed_subtask_does_not_panic() {
+    use hermes_core::llm::ScriptedLlm;
+    let finished = PlannedSubtask {
+        goal: "Count the ERROR lines of a.log.".into(),
+        ..sub("s1", "researcher", &[])
+    };
+    let failed = PlannedSubtask {
+        goal: "Count the ERROR lines of b.log.".into(),
+        ..sub("s2", "researcher", &[])
+    };
+    let ids = IdRules {
+        settled: ["s1".to_string()].into(),
+        taken: ["s1".to_string(), "s2".to_string()].into(),
+        failed: Some((
+            failed,
+            "stopped by the repetition guard after 5 round(s)".into(),
+        )),
+        completed: vec![finished],
+    };
+    let reply = serde_json::json!({"subtasks": [
+        {"id": "s3", "role": "researcher", "goal": "Count the ERROR lines of a.log.", "depends_on": []},
+        {"id": "s4", "role": "researcher", "goal": "Count the ERROR lines of b.log.", "depends_on": []}
+    ]})
+    .to_string();
+    let llm = ScriptedLlm::new(vec![reply.clone(), reply]);
+    let plan = request_plan(&llm, vec![], &roles(), &ids, 0.0)
+        .await
+        .answer
+        .unwrap();
+    assert_eq!(plan.len(), 1, "{plan:?}");
+    assert_eq!(plan[0].id, "s4");
+    assert!(
+        plan[0].goal.starts_with("Count the ERROR lines of b.log.\n(An earlier attempt at this failed: stopped by the repetition guard"),
+        "{}",
+        plan[0].goal
+    );
+}
