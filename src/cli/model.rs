@@ -106,8 +106,10 @@ pub struct ModelArgs {
     #[arg(long, default_value_t = 4096, value_name = "TOKENS")]
     pub context_size: u32,
     /// The in-process engine: `candle` (built in, pure Rust, Qwen2 models)
-    /// or `llama.cpp` (`--features local-llm`; most GGUF models, grammar).
-    /// Default: llama.cpp when compiled in, else candle.
+    /// or `llama.cpp` (`--features local-llm`; most GGUF models). Both
+    /// decode under the grammar with jump-forward. Default: candle for a
+    /// Qwen2 model (the faster of the two on CPU: BENCHMARKS.md), llama.cpp
+    /// for other models when compiled in.
     #[arg(long, value_parser = [ENGINE_CANDLE, ENGINE_LLAMA])]
     pub engine: Option<String>,
     /// Let the model write freely instead of constraining it to the
@@ -189,18 +191,15 @@ impl ModelArgs {
     /// when missing, on the engine `--engine` names. `why` (when the engine
     /// was chosen for the user) is said with the model's name in one line.
     async fn local(&self, why: Option<String>) -> Result<Arc<dyn Llm>, ModelConfigError> {
-        let engine = self
-            .engine
-            .as_deref()
-            .unwrap_or(if cfg!(feature = "local-llm") {
-                ENGINE_LLAMA
-            } else {
-                ENGINE_CANDLE
-            });
-        if engine == ENGINE_LLAMA && !cfg!(feature = "local-llm") {
+        let asked = self.engine.as_deref();
+        if asked == Some(ENGINE_LLAMA) && !cfg!(feature = "local-llm") {
             return Err(ModelConfigError::EngineNotBuilt("llama.cpp", REBUILD_LLAMA));
         }
-        if engine == ENGINE_CANDLE && !cfg!(feature = "native-llm") {
+        let candle_missing = match asked {
+            Some(engine) => engine == ENGINE_CANDLE && !cfg!(feature = "native-llm"),
+            None => !cfg!(any(feature = "native-llm", feature = "local-llm")),
+        };
+        if candle_missing {
             return Err(ModelConfigError::EngineNotBuilt("candle", REBUILD_CANDLE));
         }
         let path = match &self.model_path {
@@ -217,6 +216,7 @@ impl ModelArgs {
                 fetched?
             }
         };
+        let engine = asked.unwrap_or_else(|| default_engine(&path));
         eprintln!("{}", self.notice(&path, engine, why.as_deref()));
         if engine == ENGINE_LLAMA {
             self.llama_cpp(path)
@@ -322,4 +322,28 @@ fn origin_hint(source: Option<ValueSource>) -> String {
     format!(
         "{origin} Start the server, or point --base-url / HERMES_BASE_URL at one; the model is set by --model / HERMES_MODEL and the key by --api-key / HERMES_API_KEY / OPENAI_API_KEY."
     )
+}
+
+/// The engine for `path` when `--engine` names none: candle for a model it
+/// runs (Qwen2: faster than llama.cpp in-process on the agent file task,
+/// 0.68x its time on AVX2, BENCHMARKS.md session 58), llama.cpp for any
+/// other model when compiled in; the one engine built in otherwise.
+fn default_engine(path: &std::path::Path) -> &'static str {
+    #[cfg(all(feature = "native-llm", feature = "local-llm"))]
+    {
+        if hermes::llm::native::runs_model(path) {
+            ENGINE_CANDLE
+        } else {
+            ENGINE_LLAMA
+        }
+    }
+    #[cfg(not(all(feature = "native-llm", feature = "local-llm")))]
+    {
+        let _ = path;
+        if cfg!(feature = "local-llm") {
+            ENGINE_LLAMA
+        } else {
+            ENGINE_CANDLE
+        }
+    }
 }

@@ -24,6 +24,7 @@
 //! (jump-forward), as on llama.cpp; [`NativeConfig::grammar`] and
 //! [`NativeConfig::jump_forward`] turn them off.
 
+mod architecture;
 mod attention;
 mod constraint;
 mod engine;
@@ -50,6 +51,7 @@ use candle_core::quantized::gguf_file;
 use candle_transformers::generation::Sampling;
 use tokio::sync::oneshot;
 
+pub use self::architecture::runs_model;
 use self::engine::{Engine, Job};
 use self::tokenizer::ChatTokenizer;
 use hermes_core::llm::prefix_cache::PrefixCache;
