@@ -14,13 +14,21 @@
 //! after one shared system prompt, which is read once and then reused. Time to first token = a request with
 //! `max_tokens` 1; decode speed = the extra tokens over the extra time a
 //! request with `max_tokens` N takes. Figures are printed, never checked.
+//!
+//! A second pair of legs asks for agent decisions under the decision's
+//! JSON schema (the grammar and jump-forward, as the loop decodes): the
+//! same measures with each token's mask computed and the schema's fixed
+//! text fed ahead, which is how an agent's executors share the engine.
 
 mod common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hermes::llm::native::{NativeConfig, NativeLlm};
 use hermes::llm::{ChatMessage, ChatRequest, Llm};
+use hermes::tools::{builtin, Toolbox, Workspace};
+use serde_json::Value;
 
 const DECODE_TOKENS: u32 = 48;
 const CONCURRENT: usize = 4;
@@ -45,7 +53,7 @@ fn system_prompt() -> String {
     format!("You are a helpful assistant. {}", rule.repeat(rules))
 }
 
-fn request(question: &str, max_tokens: u32) -> ChatRequest {
+fn request(question: &str, max_tokens: u32, schema: Option<&Arc<Value>>) -> ChatRequest {
     ChatRequest {
         messages: vec![
             ChatMessage::system(system_prompt()),
@@ -53,20 +61,34 @@ fn request(question: &str, max_tokens: u32) -> ChatRequest {
         ],
         temperature: 0.0,
         max_tokens,
-        json: false,
-        schema: None,
+        json: schema.is_some(),
+        schema: schema.cloned(),
         seed: None,
     }
 }
 
+/// The decision schema of an agent with the file tools: what the loop
+/// constrains every decision to.
+fn decision_schema() -> Arc<Value> {
+    let mut toolbox = Toolbox::new();
+    let workspace = Workspace::new(std::env::temp_dir()).expect("a workspace");
+    builtin::register_file_tools(&mut toolbox, &workspace);
+    Arc::new(hermes::agent::decide::decision_schema(&toolbox))
+}
+
 /// Wall time of `n` requests sent at once, and their completion tokens.
-async fn at_once(llm: &NativeLlm, questions: &[&str], max_tokens: u32) -> (Duration, u64) {
+async fn at_once(
+    llm: &NativeLlm,
+    questions: &[&str],
+    max_tokens: u32,
+    schema: Option<&Arc<Value>>,
+) -> (Duration, u64) {
     let started = Instant::now();
-    let answers = futures::future::join_all(
-        questions
-            .iter()
-            .map(|q| async move { llm.chat(&request(q, max_tokens)).await.expect("model") }),
-    )
+    let answers = futures::future::join_all(questions.iter().map(|q| async move {
+        llm.chat(&request(q, max_tokens, schema))
+            .await
+            .expect("model")
+    }))
     .await;
     let tokens = answers.iter().map(|a| a.usage.completion_tokens).sum();
     (started.elapsed(), tokens)
@@ -80,11 +102,11 @@ struct Figures {
 /// Time to first token on a cold prompt; then, with the prompts' states
 /// cached, decode speed from a 1-token and an N-token request (reading
 /// the prompt again would add its own noise to the difference).
-async fn measure(llm: &NativeLlm, questions: &[&str]) -> Figures {
+async fn measure(llm: &NativeLlm, questions: &[&str], schema: Option<&Arc<Value>>) -> Figures {
     let n = questions.len();
-    let (cold, _) = at_once(llm, questions, 1).await;
-    let (first, _) = at_once(llm, questions, 1).await;
-    let (full, tokens) = at_once(llm, questions, DECODE_TOKENS).await;
+    let (cold, _) = at_once(llm, questions, 1, schema).await;
+    let (first, _) = at_once(llm, questions, 1, schema).await;
+    let (full, tokens) = at_once(llm, questions, DECODE_TOKENS, schema).await;
     let extra_tokens = tokens.saturating_sub(n as u64) as f64;
     let extra_time = full.saturating_sub(first).as_secs_f64().max(1e-6);
     Figures {
@@ -105,27 +127,48 @@ async fn main() {
     // The first products repack the weights for the CPU, and the shared
     // system prompt is read once: not measured.
     let started = Instant::now();
-    let warm = llm.chat(&request("Say hello.", 2)).await.expect("model");
+    let warm = llm
+        .chat(&request("Say hello.", 2, None))
+        .await
+        .expect("model");
     let read = started.elapsed().as_secs_f64();
     println!(
         "prompt: {} tokens, first read (nothing cached) {read:.2} s, {:.0} prompt tokens/s",
         warm.usage.prompt_tokens,
         warm.usage.prompt_tokens as f64 / read
     );
-    let one = measure(&llm, &QUESTIONS[..1]).await;
-    let many = measure(&llm, &QUESTIONS[1..]).await;
+    report(&llm, "", &QUESTIONS, None).await;
+    let decisions = DECISION_GOALS.map(|goal| format!("Goal: {goal}\nReply with your decision."));
+    let decisions: Vec<&str> = decisions.iter().map(String::as_str).collect();
+    report(&llm, "decisions, ", &decisions, Some(&decision_schema())).await;
+}
+
+/// Goals the decision legs ask about (one alone, then four at once).
+const DECISION_GOALS: [&str; CONCURRENT + 1] = [
+    "Count the lines containing ERROR in logs/a.log and write the count to count.txt.",
+    "Sum the amount column of sales.csv per region and write summary.md.",
+    "Find the owner of every project in projects/ and write owners.md.",
+    "Fix avg.py so that it prints the average of numbers.txt.",
+    "Convert staff.csv to team.json, a list of objects with name and team.",
+];
+
+/// One request alone (the first question), then the others at once, and
+/// the ratio of their decode speeds; `label` starts each line.
+async fn report(llm: &NativeLlm, label: &str, questions: &[&str], schema: Option<&Arc<Value>>) {
+    let one = measure(llm, &questions[..1], schema).await;
+    let many = measure(llm, &questions[1..], schema).await;
     println!(
-        "1 request:    time to first token {:>6.2} s, decode {:>6.1} tokens/s",
+        "{label}1 request:    time to first token {:>6.2} s, decode {:>6.1} tokens/s",
         one.ttft.as_secs_f64(),
         one.decode_tokens_per_second
     );
     println!(
-        "{CONCURRENT} at once:    time to first token {:>6.2} s, decode {:>6.1} tokens/s in all",
+        "{label}{CONCURRENT} at once:    time to first token {:>6.2} s, decode {:>6.1} tokens/s in all",
         many.ttft.as_secs_f64(),
         many.decode_tokens_per_second
     );
     println!(
-        "ratio:        {:.2}x the decode tokens/s of one request",
+        "{label}ratio:        {:.2}x the decode tokens/s of one request",
         many.decode_tokens_per_second / one.decode_tokens_per_second
     );
 }
