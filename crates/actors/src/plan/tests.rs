@@ -190,22 +190,28 @@ async fn a_replan_that_repeats_the_failed_subtask_is_sent_back_then_annotated() 
     );
 }
 
+/// A replan's rules after `failed` failed for `why`, with `s1` (a
+/// researcher's `finished` goal) done.
+fn after_failure(finished: &str, failed: PlannedSubtask, why: &str) -> IdRules {
+    IdRules {
+        settled: ["s1".to_string()].into(),
+        taken: ["s1".to_string(), "s2".to_string()].into(),
+        failed: Some((failed, why.into())),
+        completed: vec![PlannedSubtask {
+            goal: finished.into(),
+            ..sub("s1", "researcher", &[])
+        }],
+    }
+}
+
 #[tokio::test]
 async fn a_replan_that_redoes_a_finished_subtask_keeps_the_finished_one_instead() {
     use hermes_core::llm::ScriptedLlm;
-    let finished = PlannedSubtask {
-        goal: "Find the owner of every project in projects/.".into(),
-        ..sub("s1", "researcher", &[])
-    };
-    let ids = IdRules {
-        settled: ["s1".to_string()].into(),
-        taken: ["s1".to_string(), "s2".to_string()].into(),
-        failed: Some((
-            sub("s2", "writer", &["s1"]),
-            "stopped by the repetition guard after 6 round(s)".into(),
-        )),
-        completed: vec![finished],
-    };
+    let ids = after_failure(
+        "Find the owner of every project in projects/.",
+        sub("s2", "writer", &["s1"]),
+        "stopped by the repetition guard after 6 round(s)",
+    );
     // The model sends the finished reader back under a new id, and a new
     // writer that depends on the copy.
     let reply = serde_json::json!({"subtasks": [
@@ -378,23 +384,15 @@ async fn a_plan_the_repairs_fix_is_taken_without_a_re_ask() {
 #[tokio::test]
 async fn a_replan_that_redoes_finished_work_and_repeats_the_failed_subtask_does_not_panic() {
     use hermes_core::llm::ScriptedLlm;
-    let finished = PlannedSubtask {
-        goal: "Count the ERROR lines of a.log.".into(),
-        ..sub("s1", "researcher", &[])
-    };
     let failed = PlannedSubtask {
         goal: "Count the ERROR lines of b.log.".into(),
         ..sub("s2", "researcher", &[])
     };
-    let ids = IdRules {
-        settled: ["s1".to_string()].into(),
-        taken: ["s1".to_string(), "s2".to_string()].into(),
-        failed: Some((
-            failed,
-            "stopped by the repetition guard after 5 round(s)".into(),
-        )),
-        completed: vec![finished],
-    };
+    let ids = after_failure(
+        "Count the ERROR lines of a.log.",
+        failed,
+        "stopped by the repetition guard after 5 round(s)",
+    );
     let reply = serde_json::json!({"subtasks": [
         {"id": "s3", "role": "researcher", "goal": "Count the ERROR lines of a.log.", "depends_on": []},
         {"id": "s4", "role": "researcher", "goal": "Count the ERROR lines of b.log.", "depends_on": []}
