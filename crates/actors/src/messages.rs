@@ -140,11 +140,32 @@ pub enum TaskEvent {
     BudgetSpent,
 }
 
+/// The events of model calls that ended without an answer, for `why`
+/// (what `ask_then_tell` delivers when a call panics).
 impl TaskEvent {
-    /// A planning request that ended without a plan, for `why`.
+    /// A planning request that ended without a plan.
     pub fn plan_failed(why: String) -> Self {
         TaskEvent::Planned(Asked {
             answer: Err(PlanError::Model(why)),
+            usage: Default::default(),
+        })
+    }
+
+    /// A replanning request for subtask `failed` that ended without a plan.
+    pub fn replan_failed(failed: String, why: String) -> Self {
+        TaskEvent::Replanned {
+            failed,
+            plan: Asked {
+                answer: Err(PlanError::Model(why)),
+                usage: Default::default(),
+            },
+        }
+    }
+
+    /// A final-answer request that ended without an answer.
+    pub fn answer_failed(why: String) -> Self {
+        TaskEvent::Answered(Asked {
+            answer: Err(AnswerError::Model(why)),
             usage: Default::default(),
         })
     }

@@ -7,9 +7,8 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use super::{Cx, LiveTask};
 use crate::messages::TaskEvent;
 use crate::model_call::ask_then_tell;
-use crate::plan::{self, AnswerError, Asked};
+use crate::plan;
 use crate::report::{TaskReport, TaskStatus};
-use hermes_core::llm::Usage;
 use hermes_core::telemetry;
 
 impl LiveTask {
@@ -41,12 +40,7 @@ impl LiveTask {
             async move {
                 TaskEvent::Answered(plan::request_answer(llm.as_ref(), messages, temperature).await)
             },
-            |why| {
-                TaskEvent::Answered(Asked {
-                    answer: Err(AnswerError::Model(why)),
-                    usage: Usage::default(),
-                })
-            },
+            TaskEvent::answer_failed,
         );
     }
 

@@ -169,13 +169,7 @@ impl LiveTask {
             TaskEvent::Replanned { failed, plan }
         };
         ask_then_tell(cx.myself, self.id, span, replanning, move |why| {
-            TaskEvent::Replanned {
-                failed: failed_too,
-                plan: Asked {
-                    answer: Err(PlanError::Model(why)),
-                    usage: Usage::default(),
-                },
-            }
+            TaskEvent::replan_failed(failed_too, why)
         });
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use candle_core::quantized::gguf_file;
 
 /// The architecture the built-in engine runs (`general.architecture`).
-const RUNS: &str = "qwen2";
+pub(super) const RUNS: &str = "qwen2";
 
 /// Whether the built-in engine runs the model in `path`: a GGUF file whose
 /// header declares `general.architecture` `qwen2` (read from the header

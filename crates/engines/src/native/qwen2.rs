@@ -125,7 +125,7 @@ impl Qwen2 {
     ) -> Result<Self> {
         let device = Device::Cpu;
         let architecture = metadata(content, "general.architecture")?.to_string()?;
-        if architecture != "qwen2" {
+        if architecture != super::architecture::RUNS {
             candle_core::bail!(
                 "the built-in engine runs qwen2 models; this file is `{architecture}` (build with --features local-llm for llama.cpp, which runs most GGUF models)"
             );

@@ -26,8 +26,8 @@ pub const FILES: u32 = 8;
 /// Call k is round k: the model counts its calls instead of reading the
 /// round from the prompt, so what it costs is the same whatever the prompt
 /// (the loop's prompt is longer than the bare calls' one-line request, and
-/// a search of it was charged to the loop: about 7k instructions a round,
-/// BENCHMARKS.md). One model per loop; the loop calls it once a round.
+/// a search of it was charged to the loop: 2.3k of its 38.1k own
+/// instructions a round, BENCHMARKS.md session 59). One model per loop; the loop calls it once a round.
 pub struct LatencyModel {
     latency: Duration,
     rounds: u32,
